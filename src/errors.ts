@@ -1,0 +1,70 @@
+/**
+ * Error classes. Each carries a stable `code` that scripts and stored rows can rely on, and
+ * the data that explains it; messages name what was wrong.
+ */
+
+export class JobvisorError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Thrown by a handler: the job goes to `dead` at once, with no retry. */
+export class PermanentJobError extends JobvisorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('permanent_error', message, options);
+  }
+}
+
+/** Thrown by a handler: the job ends `skipped` (it has nothing to do), not failed. */
+export class SkipJobError extends JobvisorError {
+  constructor(message: string) {
+    super('skipped', message);
+  }
+}
+
+/** The reason an attempt failed when it ran past its deadline. */
+export class JobDeadlineExceeded extends JobvisorError {
+  readonly deadlineMs: number;
+  constructor(deadlineMs: number) {
+    super('deadline_exceeded', `JobDeadlineExceeded: the attempt ran past its deadline of ${deadlineMs} ms`);
+    this.deadlineMs = deadlineMs;
+  }
+}
+
+/** An option or argument is out of range or of the wrong type. Nothing was written. */
+export class InvalidOptionError extends JobvisorError {
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super('invalid_option', `${option}: ${message}`);
+    this.option = option;
+  }
+}
+
+/** A payload cannot be stored as JSON (BigInt, cycle, function …) or is too large. */
+export class InvalidPayloadError extends JobvisorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_payload', message, options);
+  }
+}
+
+/** A queue or kind was named that no registered queue knows. */
+export class UnknownQueueError extends JobvisorError {
+  readonly queue: string;
+  constructor(queue: string) {
+    super('unknown_queue', `unknown queue "${queue}"`);
+    this.queue = queue;
+  }
+}
+
+/** A job id that the store does not hold. */
+export class JobNotFoundError extends JobvisorError {
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super('job_not_found', `no job with id ${jobId}`);
+    this.jobId = jobId;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Terminology
+ *
+ * - job: one row in the store: a queue, a kind, a JSON payload and a state.
+ * - queue: a named stream of jobs with its own concurrency and retry policy; handlers are
+ *   registered per queue and kind.
+ * - kind: what a job does inside its queue; selects the handler.
+ * - attempt: one claim of a job by a worker. `attempt` counts claims, starting at 1.
+ * - lease: the right to write an attempt's outcome. A claim sets a fresh lease token and an
+ *   expiry; heartbeats push the expiry forward. Every write names the token and applies only
+ *   while the row is still `running` under it (fencing), so a zombie can never overwrite.
+ * - job actor: the XState actor that runs one attempt (src/machines/job-machine.ts).
+ * - supervisor: the one actor per process that claims jobs and spawns job actors.
+ * - reaper: the supervisor's periodic rescue of jobs whose lease expired (worker gone).
+ * - gate: a named concurrency limit shared by several queues (e.g. one GPU job at a time).
+ */
+
+/** The states a job row can be in. `lost` exists only in the machine: it writes nothing. */
+export const JOB_STATES = [
+  'pending',
+  'running',
+  'retrying',
+  'completed',
+  'dead',
+  'skipped',
+  'cancelled',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** Terminal row states: a job in one of these never runs again unless retried by hand. */
+export const FINAL_JOB_STATES: readonly JobState[] = ['completed', 'dead', 'skipped', 'cancelled'];
+
+/** What a failure leaves on the row and in the history. */
+export interface JobErrorInfo {
+  /** A stable machine-readable code: `handler_error`, `deadline_exceeded`, `unknown_kind` … */
+  code: string;
+  message: string;
+  /** The error's class name, when it was an Error. */
+  name?: string;
+  stack?: string;
+}
+
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue | undefined };
+
+/** A job as the store holds it. */
+export interface JobRecord<P = unknown, R = unknown> {
+  id: string;
+  queue: string;
+  kind: string;
+  payload: P;
+  state: JobState;
+  priority: number;
+  runAt: Date;
+  /** Claims so far; the running attempt's number while `running`. */
+  attempt: number;
+  maxAttempts: number;
+  uniqueKey: string | null;
+  workerId: string | null;
+  leaseToken: string | null;
+  leaseExpiresAt: Date | null;
+  result: R | null;
+  error: JobErrorInfo | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+/** A job handed to a worker: the row as claimed, with its lease. */
+export interface ClaimedJob<P = unknown> extends JobRecord<P> {
+  state: 'running';
+  workerId: string;
+  leaseToken: string;
+  leaseExpiresAt: Date;
+}
+
+/** One appended row of a job's transition history. */
+export interface JobEvent {
+  jobId: string;
+  /** null for the enqueue that created the job. */
+  fromState: JobState | null;
+  toState: JobState;
+  attempt: number;
+  workerId: string | null;
+  at: Date;
+  error: JobErrorInfo | null;
+}
+
+/** Time as the library sees it; tests inject a simulated one. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** The subset of a pino logger that jobvisor calls. Any pino logger fits. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
