@@ -1,0 +1,395 @@
+/**
+ * The memory store: the `JobStore` contract held in plain maps, for unit tests and users'
+ * own handler tests. It keeps exactly the semantics of the SQL stores (checked by the
+ * conformance suite), including fencing, unique keys and the history table.
+ *
+ * Every operation runs synchronously inside its promise, so each one is atomic, as a single
+ * SQL statement is.
+ */
+import { randomUUID } from 'node:crypto';
+import { InvalidOptionError } from '../../errors.js';
+import { FINAL_JOB_STATES, systemClock } from '../../types.js';
+import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
+import type {
+  ClaimParams,
+  EnqueueJob,
+  EnqueueResult,
+  JobCount,
+  JobOutcome,
+  JobStore,
+  Lease,
+  ListJobsParams,
+  PruneParams,
+  SqlClient,
+  StoreCapabilities,
+  Unsubscribe,
+} from '../store.js';
+
+export interface MemoryStoreOptions {
+  /** Where "now" comes from. Default: `systemClock` (the wall clock). */
+  clock?: Clock;
+}
+
+/** States in which a unique key is taken (the SQL stores' partial unique index). */
+const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running'];
+const DEFAULT_LIST_LIMIT = 50;
+
+interface Subscription {
+  onWake: (queue: string) => void;
+}
+
+export class MemoryStore implements JobStore {
+  readonly capabilities: StoreCapabilities = { notifications: true, transactionalEnqueue: false };
+
+  readonly #clock: Clock;
+  /** Insertion order is id order, which `listJobs` relies on. */
+  readonly #jobs = new Map<string, JobRecord>();
+  readonly #events = new Map<string, JobEvent[]>();
+  /** `queue \0 uniqueKey` → id of the live job holding it. */
+  readonly #liveKeys = new Map<string, string>();
+  readonly #subscriptions = new Set<Subscription>();
+  #nextId = 1;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
+    if (params.client !== undefined) {
+      throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
+    }
+    const now = this.#now();
+    const woken = new Set<string>();
+    const results = params.jobs.map((input): EnqueueResult => {
+      const uniqueKey = input.uniqueKey ?? null;
+      if (uniqueKey !== null) {
+        const existingId = this.#liveKeys.get(keyOf(input.queue, uniqueKey));
+        const existing = existingId === undefined ? undefined : this.#jobs.get(existingId);
+        if (existing) return { job: copyJob(existing), created: false };
+      }
+      const job: JobRecord = {
+        id: String(this.#nextId++),
+        queue: input.queue,
+        kind: input.kind,
+        payload: toJson(input.payload),
+        state: 'pending',
+        priority: input.priority ?? 0,
+        runAt: input.runAt ? new Date(input.runAt.getTime()) : now,
+        attempt: 0,
+        maxAttempts: input.maxAttempts,
+        uniqueKey,
+        workerId: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        result: null,
+        error: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      };
+      this.#jobs.set(job.id, job);
+      this.#events.set(job.id, []);
+      if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);
+      this.#appendEvent(job, null, null, now);
+      woken.add(job.queue);
+      return { job: copyJob(job), created: true };
+    });
+    this.#wake(woken);
+    return results;
+  }
+
+  async claimJobs(params: ClaimParams): Promise<ClaimedJob[]> {
+    const now = this.#now();
+    const claimed: ClaimedJob[] = [];
+    for (const { queue, limit } of params.queues) {
+      if (limit <= 0) continue;
+      const due = [...this.#jobs.values()]
+        .filter(
+          (job) =>
+            job.queue === queue &&
+            (job.state === 'pending' || job.state === 'retrying') &&
+            job.runAt.getTime() <= now.getTime(),
+        )
+        .sort(claimOrder)
+        .slice(0, limit);
+      for (const job of due) {
+        const from = job.state;
+        job.state = 'running';
+        job.attempt += 1;
+        job.workerId = params.workerId;
+        job.leaseToken = randomUUID();
+        job.leaseExpiresAt = new Date(now.getTime() + params.leaseMs);
+        job.updatedAt = now;
+        this.#appendEvent(job, from, null, now);
+        claimed.push(copyJob(job) as ClaimedJob);
+      }
+    }
+    return claimed;
+  }
+
+  async renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<boolean[]> {
+    const now = this.#now();
+    return params.leases.map((lease) => {
+      // No expiry check: like `WHERE state = 'running' AND lease_token = $t`, an expired lease
+      // that nobody rescued yet is still this worker's.
+      const job = this.#leased(lease);
+      if (!job) return false;
+      job.leaseExpiresAt = new Date(now.getTime() + params.leaseMs);
+      job.updatedAt = now;
+      return true;
+    });
+  }
+
+  async setStatesIfRunning(params: { outcomes: readonly JobOutcome[] }): Promise<boolean[]> {
+    const now = this.#now();
+    // Applying in order makes a second outcome for the same job fail its fence: the first
+    // one already moved the row out of `running`.
+    return params.outcomes.map((outcome) => {
+      const job = this.#leased(outcome);
+      if (!job) return false;
+      switch (outcome.state) {
+        case 'completed':
+          job.result = toJson(outcome.result);
+          job.error = null;
+          break;
+        case 'retrying':
+          job.runAt = new Date(outcome.runAt.getTime());
+          job.error = toJson(outcome.error);
+          break;
+        default:
+          job.error = toJson(outcome.error);
+      }
+      this.#moveFromRunning(job, outcome.state, now);
+      return true;
+    });
+  }
+
+  async rescueExpiredJobs(): Promise<JobRecord[]> {
+    const now = this.#now();
+    const rescued: JobRecord[] = [];
+    for (const job of this.#jobs.values()) {
+      if (job.state !== 'running' || job.leaseExpiresAt === null) continue;
+      if (job.leaseExpiresAt.getTime() >= now.getTime()) continue;
+      job.error = { code: 'lease_expired', message: `lease of worker "${job.workerId}" expired` };
+      if (job.attempt >= job.maxAttempts) {
+        this.#moveFromRunning(job, 'dead', now);
+      } else {
+        job.runAt = now;
+        this.#moveFromRunning(job, 'retrying', now);
+      }
+      rescued.push(copyJob(job));
+    }
+    return rescued;
+  }
+
+  async cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
+    const job = this.#jobs.get(params.id);
+    if (!job) return null;
+    if (job.state !== 'pending' && job.state !== 'retrying') return { job: copyJob(job), cancelled: false };
+    const now = this.#now();
+    const from = job.state;
+    job.error = { code: 'cancelled', message: 'cancelled by request' };
+    this.#setState(job, 'cancelled', now);
+    this.#appendEvent(job, from, job.error, now, null);
+    return { job: copyJob(job), cancelled: true };
+  }
+
+  async retryJob(params: { id: string }): Promise<{ job: JobRecord; retried: boolean } | null> {
+    const job = this.#jobs.get(params.id);
+    if (!job) return null;
+    const revivable = job.state === 'dead' || job.state === 'cancelled' || job.state === 'skipped';
+    // A live job may have taken the unique key meanwhile; reviving this one would give the
+    // key two live holders (in SQL, a unique violation).
+    const keyHolder = job.uniqueKey === null ? undefined : this.#liveKeys.get(keyOf(job.queue, job.uniqueKey));
+    if (!revivable || keyHolder !== undefined) return { job: copyJob(job), retried: false };
+    const now = this.#now();
+    const from = job.state;
+    job.runAt = now;
+    job.maxAttempts = Math.max(job.maxAttempts, job.attempt + 1);
+    this.#setState(job, 'pending', now);
+    this.#appendEvent(job, from, null, now, null);
+    this.#wake([job.queue]);
+    return { job: copyJob(job), retried: true };
+  }
+
+  async getJob(params: { id: string }): Promise<JobRecord | null> {
+    const job = this.#jobs.get(params.id);
+    return job ? copyJob(job) : null;
+  }
+
+  async listJobs(params: ListJobsParams): Promise<JobRecord[]> {
+    const limit = params.limit ?? DEFAULT_LIST_LIMIT;
+    const before = params.beforeId === undefined ? undefined : Number(params.beforeId);
+    const page: JobRecord[] = [];
+    const newestFirst = [...this.#jobs.values()].reverse();
+    for (const job of newestFirst) {
+      if (page.length >= limit) break;
+      if (before !== undefined && !(Number(job.id) < before)) continue;
+      if (params.queue !== undefined && job.queue !== params.queue) continue;
+      if (params.state !== undefined && job.state !== params.state) continue;
+      if (params.kind !== undefined && job.kind !== params.kind) continue;
+      page.push(copyJob(job));
+    }
+    return page;
+  }
+
+  async getJobEvents(params: { id: string }): Promise<JobEvent[]> {
+    return (this.#events.get(params.id) ?? []).map(copyEvent);
+  }
+
+  async countJobs(): Promise<JobCount[]> {
+    const counts = new Map<string, JobCount>();
+    for (const job of this.#jobs.values()) {
+      const key = `${job.queue}\0${job.state}`;
+      const entry = counts.get(key) ?? { queue: job.queue, state: job.state, count: 0 };
+      entry.count += 1;
+      counts.set(key, entry);
+    }
+    return [...counts.values()].sort(
+      (a, b) => compareStrings(a.queue, b.queue) || compareStrings(a.state, b.state),
+    );
+  }
+
+  async pruneJobs(params: PruneParams): Promise<number> {
+    const completedBefore = params.completedBefore?.getTime();
+    const deadBefore = params.deadBefore?.getTime();
+    let pruned = 0;
+    for (const job of [...this.#jobs.values()]) {
+      if (job.finishedAt === null) continue;
+      const finished = job.finishedAt.getTime();
+      const cutoff =
+        job.state === 'completed' || job.state === 'skipped'
+          ? completedBefore
+          : job.state === 'dead' || job.state === 'cancelled'
+            ? deadBefore
+            : undefined;
+      if (cutoff === undefined || !(finished < cutoff)) continue;
+      this.#jobs.delete(job.id);
+      this.#events.delete(job.id);
+      pruned += 1;
+    }
+    return pruned;
+  }
+
+  async subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
+    const subscription: Subscription = { onWake };
+    this.#subscriptions.add(subscription);
+    return async () => {
+      this.#subscriptions.delete(subscription);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#subscriptions.clear();
+  }
+
+  #now(): Date {
+    return new Date(this.#clock.now());
+  }
+
+  /** The row, if it is running under this lease. */
+  #leased(lease: Lease): JobRecord | undefined {
+    const job = this.#jobs.get(lease.id);
+    return job && job.state === 'running' && job.leaseToken === lease.leaseToken ? job : undefined;
+  }
+
+  /** Ends an attempt: clears the lease (the worker id stays, for the record) and appends the
+   *  transition with the row's error. */
+  #moveFromRunning(job: JobRecord, to: JobState, now: Date): void {
+    job.leaseToken = null;
+    job.leaseExpiresAt = null;
+    this.#setState(job, to, now);
+    this.#appendEvent(job, 'running', to === 'completed' ? null : job.error, now);
+  }
+
+  #setState(job: JobRecord, to: JobState, now: Date): void {
+    job.state = to;
+    job.updatedAt = now;
+    job.finishedAt = FINAL_JOB_STATES.includes(to) ? now : null;
+    if (job.uniqueKey === null) return;
+    const key = keyOf(job.queue, job.uniqueKey);
+    if (LIVE_STATES.includes(to)) this.#liveKeys.set(key, job.id);
+    else if (this.#liveKeys.get(key) === job.id) this.#liveKeys.delete(key);
+  }
+
+  /** Appends the transition that just moved `job` into its current state. */
+  #appendEvent(
+    job: JobRecord,
+    fromState: JobState | null,
+    error: JobErrorInfo | null,
+    at: Date,
+    workerId: string | null = job.workerId,
+  ): void {
+    this.#events.get(job.id)?.push({
+      jobId: job.id,
+      fromState,
+      toState: job.state,
+      attempt: job.attempt,
+      workerId,
+      at,
+      error: error === null ? null : structuredClone(error),
+    });
+  }
+
+  #wake(queues: Iterable<string>): void {
+    for (const queue of new Set(queues)) {
+      for (const subscription of this.#subscriptions) {
+        // One microtask per subscriber: a subscriber that throws does not starve the others.
+        // The membership check honours an unsubscribe that happens before the microtask runs.
+        queueMicrotask(() => {
+          if (this.#subscriptions.has(subscription)) subscription.onWake(queue);
+        });
+      }
+    }
+  }
+}
+
+/** A memory store reading time from `options.clock` (default: the wall clock). */
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  return new MemoryStore(options);
+}
+
+function keyOf(queue: string, uniqueKey: string): string {
+  return `${queue}\0${uniqueKey}`;
+}
+
+/** priority DESC, runAt ASC, id ASC: the SQL stores' claim index order. */
+function claimOrder(a: JobRecord, b: JobRecord): number {
+  return b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || Number(a.id) - Number(b.id);
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** What a jsonb column gives back: undefined becomes null, undefined fields vanish, Dates
+ *  become strings. */
+function toJson(value: unknown): any {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : JSON.parse(text);
+}
+
+function copyDate(date: Date): Date;
+function copyDate(date: Date | null): Date | null;
+function copyDate(date: Date | null): Date | null {
+  return date === null ? null : new Date(date.getTime());
+}
+
+/** Rows leave the store as deep copies, so callers cannot change what it holds. */
+function copyJob(job: JobRecord): JobRecord {
+  return {
+    ...job,
+    payload: structuredClone(job.payload),
+    result: structuredClone(job.result),
+    error: structuredClone(job.error),
+    runAt: copyDate(job.runAt),
+    leaseExpiresAt: copyDate(job.leaseExpiresAt),
+    createdAt: copyDate(job.createdAt),
+    updatedAt: copyDate(job.updatedAt),
+    finishedAt: copyDate(job.finishedAt),
+  };
+}
+
+function copyEvent(event: JobEvent): JobEvent {
+  return { ...event, at: copyDate(event.at), error: structuredClone(event.error) };
+}
