@@ -1,0 +1,34 @@
+export { createSupervisor } from './supervisor/supervisor.js';
+export type { Supervisor, SupervisorOptions, SupervisorClock, StopOptions } from './supervisor/supervisor.js';
+export type { DeadJobAlert, DeadJobSink } from './supervisor/alerts.js';
+export type { CountersStore, QueueCounters, SupervisorCounters } from './supervisor/counters.js';
+export { supervisorMachine } from './supervisor/supervisor-machine.js';
+export { defineQueue, buildEnqueueJob } from './queue.js';
+export type {
+  EnqueueOptions,
+  Handler,
+  HandlerMap,
+  Job,
+  PayloadOf,
+  Queue,
+  QueueOptions,
+  ResolvedQueueSettings,
+  ResultOf,
+} from './queue.js';
+export { jobMachine } from './machines/job-machine.js';
+export type { JobActorFinalState, JobMachineInput, JobPorts } from './machines/job-machine.js';
+export { exponentialBackoff } from './machines/backoff.js';
+export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js';
+export {
+  InvalidOptionError,
+  InvalidPayloadError,
+  JobDeadlineExceeded,
+  JobNotFoundError,
+  JobvisorError,
+  PermanentJobError,
+  SkipJobError,
+  UnknownQueueError,
+} from './errors.js';
+export { FINAL_JOB_STATES, JOB_STATES, systemClock } from './types.js';
+export type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, Logger } from './types.js';
+export type * from './adapters/store.js';

@@ -1,0 +1,270 @@
+/**
+ * The job machine: one actor per claimed attempt.
+ *
+ *   claimed ─start─▶ running ─resolved─▶ completing ─▶ completed
+ *                      ├─ threw, attempts left ──────▶ failing ──▶ retrying
+ *                      ├─ spent / permanent / deadline on last attempt ─▶ dying ─▶ dead
+ *                      ├─ unknown kind / SkipJobError ─▶ skipping ─▶ skipped
+ *                      ├─ cancel ─▶ cancelling ─▶ cancelled
+ *                      ├─ shutdown after grace ─▶ releasing ─▶ retrying
+ *                      └─ lease lost ─▶ lost (writes nothing)
+ *
+ * Cost matters (see NOTES.md): no invoked children. The handler, lease renewals and writes
+ * are plain promises started by actions that send their answer back as events, and the
+ * writes go through the supervisor's batched writer. A write is its own state, left only
+ * when the store has answered, so a deadline cannot interrupt it and the actor is final
+ * only once the row says so. A write the store rejected for its lease ends in `lost`.
+ */
+import { and, assign, setup } from 'xstate';
+import type { JobOutcome, Lease } from '../adapters/store.js';
+import { JobDeadlineExceeded, PermanentJobError, SkipJobError } from '../errors.js';
+import type { ClaimedJob, JobErrorInfo } from '../types.js';
+import { toErrorInfo } from './error-info.js';
+
+/** What the machine asks of the world; the supervisor provides it, tests fake it. */
+export interface JobPorts {
+  runHandler(job: ClaimedJob, signal: AbortSignal): Promise<unknown>;
+  writeOutcome(outcome: JobOutcome): Promise<boolean>;
+  renewLease(lease: Lease): Promise<boolean>;
+  now(): number;
+  /** Delay before the next attempt after `attempt` failed. */
+  backoffMs(attempt: number): number;
+}
+
+export interface JobMachineInput {
+  job: ClaimedJob;
+  ports: JobPorts;
+  /** false when no handler is registered for the job's kind: it is skipped. */
+  hasHandler: boolean;
+  leaseMs: number;
+  /** Renewal period; lease/3 by default (the supervisor decides). */
+  heartbeatMs: number;
+  /** Per-attempt deadline; 0 = none. */
+  deadlineMs: number;
+  /** Wait before a write that threw (store unreachable) is tried again. */
+  writeRetryMs: number;
+  /** By our clock, the time until which the claim's lease surely holds (sent-at + lease). */
+  leaseValidUntil: number;
+}
+
+/** The machine's final states; all but `lost` are also row states. */
+export type JobActorFinalState = 'completed' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'lost';
+
+export interface JobMachineContext extends JobMachineInput {
+  controller: AbortController;
+  outcome: JobOutcome | null;
+  error: JobErrorInfo | null;
+}
+
+export type JobMachineEvent =
+  | { type: 'job.start' }
+  | { type: 'handler.resolved'; result: unknown }
+  | { type: 'handler.rejected'; error: unknown }
+  | { type: 'lease.renewed'; applied: boolean; sentAt: number }
+  | { type: 'lease.renewFailed'; error: unknown }
+  | { type: 'write.done'; applied: boolean }
+  | { type: 'write.failed'; error: unknown }
+  | { type: 'job.cancel' }
+  | { type: 'job.abort' };
+
+function lease(job: ClaimedJob): Lease {
+  return { id: job.id, leaseToken: job.leaseToken };
+}
+
+function attemptsLeft(context: JobMachineContext): boolean {
+  return context.job.attempt < context.job.maxAttempts;
+}
+
+function retryOutcome(context: JobMachineContext, error: JobErrorInfo): JobOutcome {
+  const runAt = new Date(context.ports.now() + context.ports.backoffMs(context.job.attempt));
+  return { ...lease(context.job), state: 'retrying', error, runAt };
+}
+
+/** Answers that arrive after the actor ended (a late handler result) are dropped. */
+function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { status: string } }, event: JobMachineEvent) {
+  if (self.getSnapshot().status === 'active') self.send(event);
+}
+
+/** A write state: send the outcome, wait for the store's answer, retry the write if it threw. */
+function writeState(target: Exclude<JobActorFinalState, 'lost'>) {
+  return {
+    entry: 'writeOutcome' as const,
+    on: {
+      'write.done': [{ guard: 'writeApplied' as const, target }, { target: 'lost' }],
+      'write.failed': { target: `.retryWait` },
+    },
+    initial: 'waiting' as const,
+    states: {
+      waiting: {},
+      retryWait: {
+        after: { writeRetry: { target: 'waiting', reenter: true, actions: 'writeOutcome' as const } },
+      },
+    },
+  };
+}
+
+export const jobMachine = setup({
+  types: {
+    context: {} as JobMachineContext,
+    events: {} as JobMachineEvent,
+    input: {} as JobMachineInput,
+  },
+  delays: {
+    heartbeat: ({ context }) => context.heartbeatMs,
+    deadline: ({ context }) => context.deadlineMs,
+    writeRetry: ({ context }) => context.writeRetryMs,
+  },
+  guards: {
+    hasHandler: ({ context }) => context.hasHandler,
+    hasDeadline: ({ context }) => context.deadlineMs > 0,
+    writeApplied: ({ event }) => event.type === 'write.done' && event.applied,
+    renewRejected: ({ event }) => event.type === 'lease.renewed' && !event.applied,
+    leaseLapsed: ({ context }) => context.ports.now() >= context.leaseValidUntil,
+    isPermanent: ({ event }) => event.type === 'handler.rejected' && event.error instanceof PermanentJobError,
+    isSkip: ({ event }) => event.type === 'handler.rejected' && event.error instanceof SkipJobError,
+    attemptsLeft: ({ context }) => attemptsLeft(context),
+  },
+  actions: {
+    startHandler: ({ context, self }) => {
+      let settled: Promise<unknown>;
+      try {
+        settled = context.ports.runHandler(context.job, context.controller.signal);
+      } catch (error) {
+        settled = Promise.reject(error);
+      }
+      settled.then(
+        (result) => sendIfActive(self, { type: 'handler.resolved', result }),
+        (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
+      );
+    },
+    abortHandler: ({ context }) => context.controller.abort(),
+    renewLease: ({ context, self }) => {
+      const sentAt = context.ports.now();
+      context.ports.renewLease(lease(context.job)).then(
+        (applied) => sendIfActive(self, { type: 'lease.renewed', applied, sentAt }),
+        (error: unknown) => sendIfActive(self, { type: 'lease.renewFailed', error }),
+      );
+    },
+    extendLease: assign({
+      leaseValidUntil: ({ context, event }) =>
+        event.type === 'lease.renewed' ? event.sentAt + context.leaseMs : context.leaseValidUntil,
+    }),
+    writeOutcome: ({ context, self }) => {
+      if (!context.outcome) throw new Error('writeOutcome without an outcome');
+      context.ports.writeOutcome(context.outcome).then(
+        (applied) => sendIfActive(self, { type: 'write.done', applied }),
+        (error: unknown) => sendIfActive(self, { type: 'write.failed', error }),
+      );
+    },
+    setCompleted: assign({
+      outcome: ({ context, event }) => ({
+        ...lease(context.job),
+        state: 'completed' as const,
+        result: event.type === 'handler.resolved' ? (event.result ?? null) : null,
+      }),
+    }),
+    setRetry: assign(({ context, event }) => {
+      const error = toErrorInfo(event.type === 'handler.rejected' ? event.error : event, 'handler_error');
+      return { error, outcome: retryOutcome(context, error) };
+    }),
+    setDead: assign(({ context, event }) => {
+      const error = toErrorInfo(event.type === 'handler.rejected' ? event.error : event, 'handler_error');
+      return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
+    }),
+    setSkipped: assign(({ context, event }) => {
+      const error: JobErrorInfo =
+        event.type === 'handler.rejected'
+          ? toErrorInfo(event.error, 'skipped')
+          : { code: 'unknown_kind', message: `no handler for kind "${context.job.kind}" in queue "${context.job.queue}"` };
+      return { error, outcome: { ...lease(context.job), state: 'skipped' as const, error } };
+    }),
+    setDeadlineRetry: assign(({ context }) => {
+      const error = toErrorInfo(new JobDeadlineExceeded(context.deadlineMs), 'deadline_exceeded');
+      return { error, outcome: retryOutcome(context, error) };
+    }),
+    setDeadlineDead: assign(({ context }) => {
+      const error = toErrorInfo(new JobDeadlineExceeded(context.deadlineMs), 'deadline_exceeded');
+      return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
+    }),
+    setCancelled: assign(({ context }) => {
+      const error: JobErrorInfo = { code: 'cancelled', message: 'cancelled while running' };
+      return { error, outcome: { ...lease(context.job), state: 'cancelled' as const, error } };
+    }),
+    setReleased: assign(({ context }) => {
+      const error: JobErrorInfo = { code: 'worker_shutdown', message: 'the worker stopped before the attempt finished' };
+      return { error, outcome: { ...lease(context.job), state: 'retrying' as const, error, runAt: new Date(context.ports.now()) } };
+    }),
+    setLost: assign({
+      error: ({ context }) => ({
+        code: 'lease_lost',
+        message: `job ${context.job.id} attempt ${context.job.attempt}: another worker or the reaper holds the row now`,
+      }),
+    }),
+  },
+}).createMachine({
+  id: 'job',
+  context: ({ input }) => ({
+    ...input,
+    controller: new AbortController(),
+    outcome: null,
+    error: null,
+  }),
+  initial: 'claimed',
+  states: {
+    claimed: {
+      on: {
+        'job.start': [{ guard: 'hasHandler', target: 'running' }, { target: 'skipping', actions: 'setSkipped' }],
+        'job.cancel': { target: 'cancelling', actions: 'setCancelled' },
+        'job.abort': { target: 'releasing', actions: 'setReleased' },
+      },
+    },
+    running: {
+      entry: 'startHandler',
+      initial: 'working',
+      states: {
+        // Re-entering `working` restarts only the heartbeat timer, not the deadline on `running`.
+        working: {
+          after: {
+            heartbeat: [
+              { guard: 'leaseLapsed', target: '#job.lost', actions: ['abortHandler', 'setLost'] },
+              { target: 'working', reenter: true, actions: 'renewLease' },
+            ],
+          },
+        },
+      },
+      after: {
+        deadline: [
+          { guard: and(['hasDeadline', 'attemptsLeft']), target: 'failing', actions: ['abortHandler', 'setDeadlineRetry'] },
+          { guard: 'hasDeadline', target: 'dying', actions: ['abortHandler', 'setDeadlineDead'] },
+        ],
+      },
+      on: {
+        'handler.resolved': { target: 'completing', actions: 'setCompleted' },
+        'handler.rejected': [
+          { guard: 'isSkip', target: 'skipping', actions: 'setSkipped' },
+          { guard: 'isPermanent', target: 'dying', actions: 'setDead' },
+          { guard: 'attemptsLeft', target: 'failing', actions: 'setRetry' },
+          { target: 'dying', actions: 'setDead' },
+        ],
+        'lease.renewed': [
+          { guard: 'renewRejected', target: 'lost', actions: ['abortHandler', 'setLost'] },
+          { actions: 'extendLease' },
+        ],
+        'job.cancel': { target: 'cancelling', actions: ['abortHandler', 'setCancelled'] },
+        'job.abort': { target: 'releasing', actions: ['abortHandler', 'setReleased'] },
+      },
+    },
+    completing: writeState('completed'),
+    failing: writeState('retrying'),
+    dying: writeState('dead'),
+    skipping: writeState('skipped'),
+    cancelling: writeState('cancelled'),
+    releasing: writeState('retrying'),
+    completed: { type: 'final' },
+    retrying: { type: 'final' },
+    dead: { type: 'final' },
+    skipped: { type: 'final' },
+    cancelled: { type: 'final' },
+    lost: { type: 'final' },
+  },
+});

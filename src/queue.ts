@@ -1,0 +1,206 @@
+import type { EnqueueJob, EnqueueResult, JobStore, SqlClient } from './adapters/store.js';
+import { InvalidOptionError } from './errors.js';
+import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
+import type { ClaimedJob, JobRecord } from './types.js';
+import {
+  assertInteger,
+  assertJsonPayload,
+  assertName,
+  assertPositiveInt,
+  assertValidDate,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+} from './validation.js';
+
+/** What a handler receives for one attempt. */
+export interface Job<P = unknown> {
+  id: string;
+  queue: string;
+  kind: string;
+  payload: P;
+  /** This attempt's number, from 1. */
+  attempt: number;
+  maxAttempts: number;
+  /** Aborts on deadline, cancel, shutdown after the grace period, and a lost lease. */
+  signal: AbortSignal;
+  /** The row as claimed. */
+  record: ClaimedJob<P>;
+}
+
+export type Handler<P = any, R = any> = (job: Job<P>) => Promise<R> | R;
+export type HandlerMap = Record<string, Handler>;
+
+export type PayloadOf<H> = H extends Handler<infer P, any> ? P : never;
+export type ResultOf<H> = H extends Handler<any, infer R> ? Awaited<R> : never;
+
+export interface QueueOptions<H extends HandlerMap> {
+  /** Handlers by kind. A job whose kind is missing here is skipped (`unknown_kind`). */
+  handlers: H;
+  /** Jobs of this queue running at once in one supervisor. Default 1. */
+  concurrency?: number;
+  /** A named gate (declared in the supervisor's `gates`) shared with other queues. */
+  gate?: string;
+  /** Attempts before a job is dead; a job may carry its own. Default 3. */
+  maxAttempts?: number;
+  /** How long a claim holds without renewal. Default 120,000 ms. */
+  leaseMs?: number;
+  /** Lease renewal period; must be shorter than the lease. Default leaseMs / 3. */
+  heartbeatMs?: number;
+  /** Per-attempt deadline, > 0; null = none. Default 900,000 ms (15 minutes). */
+  deadlineMs?: number | null;
+  /** Delay before the next attempt. Default exponentialBackoff() (1 s doubling, capped at 1 h, jittered). */
+  backoff?: BackoffFn;
+  /** Natural key of a job for dead-job alert dedupe (e.g. its place id). Default: none (queue and kind). */
+  alertKey?: (job: JobRecord<PayloadOf<H[keyof H]>>) => string | undefined;
+  /** Largest payload accepted by enqueue, in bytes of JSON. Default 1 MiB. */
+  maxPayloadBytes?: number;
+}
+
+export interface EnqueueOptions {
+  /** Higher runs first. Default 0. */
+  priority?: number;
+  /** Not before this time. Default now. */
+  runAt?: Date;
+  /** Overrides the queue's maxAttempts for this job. */
+  maxAttempts?: number;
+  /** While a job with this key is pending, retrying or running in this queue, return it instead. */
+  uniqueKey?: string;
+  /** The caller's SQL client inside an open transaction: the job exists only if it commits. */
+  client?: SqlClient;
+}
+
+/** A queue's settings with every default filled in. */
+export interface ResolvedQueueSettings {
+  concurrency: number;
+  gate: string | undefined;
+  maxAttempts: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  /** null = no deadline. */
+  deadlineMs: number | null;
+  backoff: BackoffFn;
+  maxPayloadBytes: number;
+}
+
+export interface Queue<H extends HandlerMap = HandlerMap> {
+  readonly name: string;
+  readonly handlers: H;
+  readonly settings: ResolvedQueueSettings;
+  alertKey(job: JobRecord): string | undefined;
+  /** Adds one job; with a unique key that is live, returns that job (`created: false`). */
+  enqueue<K extends keyof H & string>(
+    store: JobStore,
+    kind: K,
+    payload: PayloadOf<H[K]>,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult>;
+  /** Adds many jobs in one store call. */
+  enqueueMany<K extends keyof H & string>(
+    store: JobStore,
+    jobs: ReadonlyArray<{ kind: K; payload: PayloadOf<H[K]> } & Omit<EnqueueOptions, 'client'>>,
+    options?: { client?: SqlClient },
+  ): Promise<EnqueueResult[]>;
+}
+
+export function defineQueue<H extends HandlerMap>(name: string, options: QueueOptions<H>): Queue<H> {
+  assertName('queue name', name);
+  const settings = resolveQueueSettings(name, options);
+  for (const kind of Object.keys(options.handlers)) {
+    assertName(`queue "${name}" handler kind`, kind);
+    if (typeof options.handlers[kind] !== 'function') {
+      throw new InvalidOptionError(`queue "${name}" handler "${kind}"`, 'must be a function');
+    }
+  }
+  const toJob = (kind: string, payload: unknown, opts: Omit<EnqueueOptions, 'client'>): EnqueueJob =>
+    buildEnqueueJob(name, kind, payload, opts, settings);
+  return {
+    name,
+    handlers: options.handlers,
+    settings,
+    alertKey: (job) => options.alertKey?.(job as JobRecord<any>),
+    async enqueue(store, kind, payload, opts = {}) {
+      const { client, ...rest } = opts;
+      const [result] = await store.enqueueJobs({ jobs: [toJob(kind, payload, rest)], ...(client ? { client } : {}) });
+      if (!result) throw new Error('store answered no result for an enqueue');
+      return result;
+    },
+    async enqueueMany(store, jobs, opts = {}) {
+      const rows = jobs.map(({ kind, payload, ...rest }) => toJob(kind, payload, rest));
+      if (rows.length === 0) return [];
+      return store.enqueueJobs({ jobs: rows, ...(opts.client ? { client: opts.client } : {}) });
+    },
+  };
+}
+
+/** Validates one job for enqueue and fills in its defaults; throws before anything is written. */
+export function buildEnqueueJob(
+  queue: string,
+  kind: string,
+  payload: unknown,
+  options: Omit<EnqueueOptions, 'client'>,
+  settings: Pick<ResolvedQueueSettings, 'maxAttempts' | 'maxPayloadBytes'> = {
+    maxAttempts: DEFAULTS.maxAttempts,
+    maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
+  },
+): EnqueueJob {
+  assertName('queue', queue);
+  assertName('kind', kind);
+  assertJsonPayload(payload, settings.maxPayloadBytes);
+  if (options.priority !== undefined) assertInteger('priority', options.priority);
+  if (options.runAt !== undefined) assertValidDate('runAt', options.runAt);
+  if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
+  if (options.uniqueKey !== undefined && (typeof options.uniqueKey !== 'string' || options.uniqueKey.length === 0)) {
+    throw new InvalidOptionError('uniqueKey', 'must be a non-empty string');
+  }
+  return {
+    queue,
+    kind,
+    payload: payload ?? null,
+    priority: options.priority ?? 0,
+    ...(options.runAt ? { runAt: options.runAt } : {}),
+    maxAttempts: options.maxAttempts ?? settings.maxAttempts,
+    uniqueKey: options.uniqueKey ?? null,
+  };
+}
+
+export const DEFAULTS = {
+  concurrency: 1,
+  maxAttempts: 3,
+  leaseMs: 120_000,
+  deadlineMs: 900_000,
+} as const;
+
+function resolveQueueSettings(
+  name: string,
+  options: Omit<QueueOptions<HandlerMap>, 'handlers' | 'alertKey'>,
+): ResolvedQueueSettings {
+  const at = (option: string) => `queue "${name}" ${option}`;
+  const concurrency = options.concurrency ?? DEFAULTS.concurrency;
+  assertPositiveInt(at('concurrency'), concurrency);
+  const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
+  assertPositiveInt(at('maxAttempts'), maxAttempts);
+  const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
+  assertPositiveInt(at('leaseMs'), leaseMs);
+  const heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3));
+  assertPositiveInt(at('heartbeatMs'), heartbeatMs);
+  if (heartbeatMs >= leaseMs) {
+    throw new InvalidOptionError(at('heartbeatMs'), `must be shorter than leaseMs (${leaseMs}), got ${heartbeatMs}`);
+  }
+  const deadlineMs = options.deadlineMs === undefined ? DEFAULTS.deadlineMs : options.deadlineMs;
+  if (deadlineMs !== null) assertPositiveInt(at('deadlineMs'), deadlineMs);
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  assertPositiveInt(at('maxPayloadBytes'), maxPayloadBytes);
+  if (options.gate !== undefined) assertName(at('gate'), options.gate);
+  if (options.backoff !== undefined && typeof options.backoff !== 'function') {
+    throw new InvalidOptionError(at('backoff'), 'must be a function (attempt) => milliseconds');
+  }
+  return {
+    concurrency,
+    gate: options.gate,
+    maxAttempts,
+    leaseMs,
+    heartbeatMs,
+    deadlineMs,
+    backoff: options.backoff ?? exponentialBackoff(),
+    maxPayloadBytes,
+  };
+}

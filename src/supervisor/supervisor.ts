@@ -1,0 +1,457 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
+import type { JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
+import { InvalidOptionError } from '../errors.js';
+import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
+import type { Queue } from '../queue.js';
+import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
+import { systemClock } from '../types.js';
+import { assertName, assertPositiveInt } from '../validation.js';
+import { createDeadJobAlerter, type DeadJobSink } from './alerts.js';
+import { createBatcher } from './batcher.js';
+import { type CountersStore, createCountersStore } from './counters.js';
+import { Slots } from './slots.js';
+import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
+
+/** A clock for the supervisor: `now()` for the store and the machines' timers. XState's
+ *  `SimulatedClock` fits, and then every timer (heartbeat, deadline, poll, reaper, grace)
+ *  follows it in tests. */
+export interface SupervisorClock extends Clock {
+  setTimeout?(fn: (...args: any[]) => void, timeout: number): any;
+  clearTimeout?(id: any): void;
+}
+
+export interface SupervisorOptions {
+  store: JobStore;
+  queues: readonly Queue<any>[];
+  /** Named gates shared by queues: name → how many of their jobs run at once. Default none. */
+  gates?: Record<string, number>;
+  /** Jobs running at once across all queues. Default: the sum of the queues' concurrency. */
+  concurrency?: number;
+  /** Written on every claim and history row. Default `<hostname>:<pid>:<random>`. */
+  workerId?: string;
+  /** A pino logger, or anything with debug/info/warn/error. Default pino at `info`
+   *  (`silent` under a test runner, i.e. when VITEST or NODE_ENV=test is set). */
+  logger?: Logger;
+  /** Default the system clock. Pass XState's SimulatedClock in tests. */
+  clock?: SupervisorClock;
+  /** Wait between claims when idle and no notification came. Default 1,000 ms. */
+  pollIntervalMs?: number;
+  /** Period of the reaper that rescues expired leases. Default 30,000 ms. */
+  reaperIntervalMs?: number;
+  /** First wait after the store failed a claim; doubles per failure. Default 1,000 ms. */
+  errorBackoffMs?: number;
+  /** Longest wait after repeated store failures. Default 30,000 ms. */
+  maxErrorBackoffMs?: number;
+  /** Wait before a failed outcome write (store down) is tried again. Default 1,000 ms. */
+  writeRetryMs?: number;
+  /** Called once per job that goes dead. Default: none (the logger still warns). */
+  onDead?: DeadJobSink;
+  /** The same dedupe key alerts at most once per window. Default 3,600,000 ms (one hour). */
+  alertThrottleMs?: number;
+  /** XState's `inspect` observer, given to the supervisor and every job actor
+   *  (e.g. `@statelyai/inspect`). Default none. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export interface StopOptions {
+  /** How long running jobs may go on after stop() before their handlers are aborted and
+   *  their rows released for retry. Default 30,000 ms. */
+  graceMs?: number;
+}
+
+export interface Supervisor {
+  readonly workerId: string;
+  /** Live counters by queue; `supervisor.counters.getSnapshot().context`, or subscribe. */
+  readonly counters: CountersStore;
+  /** The supervisor's own actor, for inspection. */
+  readonly actor: AnyActorRef;
+  /** Starts claiming and reaping. */
+  start(): Promise<void>;
+  /** Runs every due job, and what becomes due while they run, then resolves with how many
+   *  attempts ran. For tests and one-off batches; not while started. */
+  drain(): Promise<number>;
+  /** Stops claiming, lets running jobs finish within the grace period, then aborts them and
+   *  releases their rows for retry. Idempotent: every call returns the same promise. */
+  stop(options?: StopOptions): Promise<void>;
+  /** Cancels a job: a running one held here is aborted and ends `cancelled`; otherwise the
+   *  store cancels it if it is pending. Resolves whether the job was (or is being) cancelled. */
+  cancel(jobId: string): Promise<boolean>;
+  /** Runs the reaper once; resolves with how many jobs it rescued. */
+  reap(): Promise<number>;
+}
+
+const DEFAULTS = {
+  pollIntervalMs: 1_000,
+  reaperIntervalMs: 30_000,
+  errorBackoffMs: 1_000,
+  maxErrorBackoffMs: 30_000,
+  writeRetryMs: 1_000,
+  alertThrottleMs: 3_600_000,
+  graceMs: 30_000,
+};
+
+type JobActor = Actor<typeof jobMachine>;
+
+export function createSupervisor(options: SupervisorOptions): Supervisor {
+  const settings = resolveOptions(options);
+  return new SupervisorImpl(options, settings);
+}
+
+type ResolvedOptions = ReturnType<typeof resolveOptions>;
+
+function resolveOptions(options: SupervisorOptions) {
+  if (!options.store) throw new InvalidOptionError('store', 'is required');
+  if (!Array.isArray(options.queues) || options.queues.length === 0) {
+    throw new InvalidOptionError('queues', 'must name at least one queue (defineQueue)');
+  }
+  const names = new Set<string>();
+  for (const q of options.queues) {
+    if (names.has(q.name)) throw new InvalidOptionError('queues', `queue "${q.name}" is given twice`);
+    names.add(q.name);
+  }
+  const gates = options.gates ?? {};
+  for (const [name, size] of Object.entries(gates)) {
+    assertName('gate name', name);
+    assertPositiveInt(`gates.${name}`, size);
+  }
+  for (const q of options.queues) {
+    const gate = q.settings.gate;
+    if (gate !== undefined && !(gate in gates)) {
+      throw new InvalidOptionError(`queue "${q.name}" gate`, `gate "${gate}" is not declared in the supervisor's gates`);
+    }
+  }
+  const concurrency = options.concurrency ?? options.queues.reduce((sum, q) => sum + q.settings.concurrency, 0);
+  assertPositiveInt('concurrency', concurrency);
+  const positive = (key: Exclude<keyof typeof DEFAULTS, 'graceMs'>) => {
+    const value = options[key] ?? DEFAULTS[key];
+    assertPositiveInt(key, value);
+    return value;
+  };
+  if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.length === 0)) {
+    throw new InvalidOptionError('workerId', 'must be a non-empty string');
+  }
+  return {
+    gates,
+    concurrency,
+    workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    logger: options.logger ?? defaultLogger(),
+    clock: options.clock ?? systemClock,
+    pollIntervalMs: positive('pollIntervalMs'),
+    reaperIntervalMs: positive('reaperIntervalMs'),
+    errorBackoffMs: positive('errorBackoffMs'),
+    maxErrorBackoffMs: positive('maxErrorBackoffMs'),
+    writeRetryMs: positive('writeRetryMs'),
+    alertThrottleMs: positive('alertThrottleMs'),
+  };
+}
+
+function defaultLogger(): Logger {
+  const underTest = process.env.VITEST !== undefined || process.env.NODE_ENV === 'test';
+  return pino({ name: 'jobvisor', level: underTest ? 'silent' : 'info' });
+}
+
+class SupervisorImpl implements Supervisor, SupervisorRuntime {
+  readonly workerId: string;
+  readonly counters: CountersStore;
+  readonly actor;
+  private readonly store: JobStore;
+  private readonly queues: Map<string, Queue>;
+  private readonly logger: Logger;
+  private readonly clock: SupervisorClock;
+  private readonly slots: Slots;
+  private readonly jobs = new Map<string, { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void }>();
+  private readonly writeOutcome: (outcome: JobOutcome) => Promise<boolean>;
+  private readonly renewers = new Map<number, (lease: Lease) => Promise<boolean>>();
+  private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
+  private claimsInFlight = 0;
+  private slotsFreedPending = false;
+  private started = false;
+  private stopPromise: Promise<void> | undefined;
+  private resolveStopped!: () => void;
+  private drainWaiters: Array<() => void> = [];
+  private attemptsRun = 0;
+  private unsubscribe: Unsubscribe | undefined;
+
+  constructor(
+    private readonly options: SupervisorOptions,
+    private readonly settings: ResolvedOptions,
+  ) {
+    this.store = options.store;
+    this.workerId = settings.workerId;
+    this.logger = settings.logger;
+    this.clock = settings.clock;
+    this.queues = new Map(options.queues.map((q) => [q.name, q as Queue]));
+    this.slots = new Slots(options.queues as Queue[], settings.concurrency, settings.gates);
+    this.counters = createCountersStore(options.queues.map((q) => q.name));
+    this.writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.store.setStatesIfRunning({ outcomes }));
+    this.alertDead = createDeadJobAlerter({
+      sink: options.onDead,
+      throttleMs: settings.alertThrottleMs,
+      clock: this.clock,
+      logger: this.logger,
+      alertKey: (job) => this.queues.get(job.queue)?.alertKey(job),
+    });
+    this.actor = createActor(supervisorMachine, {
+      input: {
+        runtime: this,
+        pollIntervalMs: settings.pollIntervalMs,
+        reaperIntervalMs: settings.reaperIntervalMs,
+        errorBackoffMs: settings.errorBackoffMs,
+        maxErrorBackoffMs: settings.maxErrorBackoffMs,
+      },
+      ...this.actorOptions(),
+    });
+    this.actor.start();
+  }
+
+  // ── public API ──────────────────────────────────────────────────────────────────────────
+
+  async start(): Promise<void> {
+    if (this.started || this.stopPromise) return;
+    this.started = true;
+    if (this.store.capabilities.notifications) {
+      try {
+        this.unsubscribe = await this.store.subscribe(() => this.actor.send({ type: 'supervisor.wake' }));
+      } catch (error) {
+        this.logger.warn({ err: error }, 'cannot subscribe to store notifications; polling only');
+      }
+    }
+    this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');
+    this.actor.send({ type: 'supervisor.start' });
+  }
+
+  drain(): Promise<number> {
+    if (this.actor.getSnapshot().value !== 'idle') {
+      return Promise.reject(new InvalidOptionError('drain', 'the supervisor is started or stopping; drain() runs only on an idle supervisor'));
+    }
+    const before = this.attemptsRun;
+    return new Promise<number>((resolve) => {
+      this.drainWaiters.push(() => resolve(this.attemptsRun - before));
+      this.actor.send({ type: 'supervisor.drain' });
+    });
+  }
+
+  stop(options: StopOptions = {}): Promise<void> {
+    if (this.stopPromise) return this.stopPromise;
+    const graceMs = options.graceMs ?? DEFAULTS.graceMs;
+    if (!(Number.isFinite(graceMs) && graceMs >= 0)) {
+      return Promise.reject(new InvalidOptionError('graceMs', `must be a finite number >= 0, got ${graceMs}`));
+    }
+    this.stopPromise = new Promise<void>((resolve) => {
+      this.resolveStopped = resolve;
+    });
+    this.actor.send({ type: 'supervisor.stop', graceMs });
+    return this.stopPromise;
+  }
+
+  async cancel(jobId: string): Promise<boolean> {
+    const held = this.jobs.get(jobId);
+    if (held) {
+      held.actor.send({ type: 'job.cancel' });
+      return true;
+    }
+    const answer = await this.store.cancelJob({ id: jobId });
+    return answer?.cancelled ?? false;
+  }
+
+  async reap(): Promise<number> {
+    const rescued = await this.store.rescueExpiredJobs();
+    for (const job of rescued) {
+      this.counters.trigger.rescued({ queue: job.queue, count: 1 });
+      if (job.state === 'dead') this.alertDead(job, job.error);
+    }
+    if (rescued.length > 0) this.logger.warn({ count: rescued.length }, 'reaper rescued jobs whose lease expired');
+    return rescued.length;
+  }
+
+  // ── runtime for the supervisor machine ─────────────────────────────────────────────────
+
+  hasFreeSlots(): boolean {
+    return this.slots.hasFree();
+  }
+
+  busy(): boolean {
+    return this.jobs.size > 0 || this.claimsInFlight > 0;
+  }
+
+  async claim(): Promise<ClaimRound> {
+    const requests = this.slots.plan();
+    if (requests.length === 0) return { claimed: 0, full: false };
+    // One store call per distinct lease length (almost always one call in all).
+    const byLease = new Map<number, { queue: string; limit: number }[]>();
+    for (const r of requests) byLease.set(r.leaseMs, [...(byLease.get(r.leaseMs) ?? []), { queue: r.queue, limit: r.limit }]);
+    this.claimsInFlight += 1;
+    try {
+      let claimed = 0;
+      const got = new Map<string, number>();
+      for (const [leaseMs, queues] of byLease) {
+        const sentAt = this.clock.now();
+        const jobs = await this.store.claimJobs({ workerId: this.workerId, leaseMs, queues });
+        for (const job of jobs) {
+          got.set(job.queue, (got.get(job.queue) ?? 0) + 1);
+          this.spawn(job, sentAt + leaseMs);
+        }
+        claimed += jobs.length;
+      }
+      for (const [queue, count] of got) this.counters.trigger.claimed({ queue, count });
+      return { claimed, full: requests.some((r) => (got.get(r.queue) ?? 0) >= r.limit) };
+    } finally {
+      this.claimsInFlight -= 1;
+      this.notifySlotsFreed();
+    }
+  }
+
+  abortAll(): void {
+    for (const { actor } of this.jobs.values()) actor.send({ type: 'job.abort' });
+  }
+
+  claimFailed(error: unknown, failures: number): void {
+    this.noteStoreError(error);
+    this.logger.error({ err: error, failures }, 'claim failed; backing off');
+  }
+
+  reapFailed(error: unknown): void {
+    this.noteStoreError(error);
+    this.logger.error({ err: error }, 'reaper failed; will try again');
+  }
+
+  drained(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  stopped(): void {
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    const done = () => {
+      this.logger.info({ workerId: this.workerId }, 'supervisor stopped');
+      this.drained();
+      this.resolveStopped?.();
+    };
+    if (unsubscribe) {
+      unsubscribe().then(done, (error: unknown) => {
+        this.logger.warn({ err: error }, 'unsubscribing from store notifications failed');
+        done();
+      });
+    } else {
+      done();
+    }
+  }
+
+  // ── job actors ──────────────────────────────────────────────────────────────────────────
+
+  private spawn(job: ClaimedJob, leaseValidUntil: number): void {
+    const queue = this.queues.get(job.queue);
+    if (!queue) throw new Error(`store returned a job of queue "${job.queue}", which was not asked for`);
+    const s = queue.settings;
+    const handler = Object.hasOwn(queue.handlers, job.kind) ? queue.handlers[job.kind] : undefined;
+    const actor = createActor(jobMachine, {
+      input: {
+        job,
+        hasHandler: handler !== undefined,
+        leaseMs: s.leaseMs,
+        heartbeatMs: s.heartbeatMs,
+        deadlineMs: s.deadlineMs ?? 0,
+        writeRetryMs: this.settings.writeRetryMs,
+        leaseValidUntil,
+        ports: {
+          runHandler: (claimed, signal) =>
+            handler!({
+              id: claimed.id,
+              queue: claimed.queue,
+              kind: claimed.kind,
+              payload: claimed.payload,
+              attempt: claimed.attempt,
+              maxAttempts: claimed.maxAttempts,
+              signal,
+              record: claimed,
+            }),
+          writeOutcome: this.writeOutcome,
+          renewLease: this.renewerFor(s.leaseMs),
+          now: () => this.clock.now(),
+          backoffMs: s.backoff,
+        },
+      },
+      ...this.actorOptions(),
+    });
+    const entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void } = { actor, queue, job };
+    this.jobs.set(job.id, entry);
+    this.slots.acquire(queue.name);
+    actor.subscribe({
+      complete: () => this.finish(entry),
+      error: (error) => {
+        // An action threw: a bug, not a job failure. Free the slot; the lease expires and the
+        // reaper gives the job back to the queue.
+        this.logger.error({ err: error, jobId: job.id }, 'job actor crashed');
+        this.finish(entry);
+      },
+    });
+    actor.start();
+    const gate = s.gate === undefined ? undefined : this.slots.gates.get(s.gate);
+    if (gate) {
+      void gate.limit(
+        () =>
+          new Promise<void>((resolve) => {
+            entry.done = resolve;
+            actor.send({ type: 'job.start' });
+          }),
+      );
+    } else {
+      actor.send({ type: 'job.start' });
+    }
+  }
+
+  private finish(entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void }): void {
+    if (this.jobs.get(entry.job.id) !== entry) return;
+    this.jobs.delete(entry.job.id);
+    this.slots.release(entry.queue.name);
+    entry.done?.();
+    this.attemptsRun += 1;
+    const snapshot = entry.actor.getSnapshot();
+    const state = (snapshot.status === 'done' ? snapshot.value : 'lost') as JobActorFinalState;
+    const context = snapshot.context as JobMachineContext;
+    this.counters.trigger.finished({ queue: entry.queue.name, state });
+    if (state === 'dead') {
+      this.alertDead({ ...entry.job, state: 'dead', error: context.error, leaseToken: null, leaseExpiresAt: null }, context.error);
+    } else if (state === 'lost') {
+      this.logger.warn({ jobId: entry.job.id, attempt: entry.job.attempt }, 'lease lost; the attempt wrote nothing');
+    }
+    this.notifySlotsFreed();
+  }
+
+  /** Many jobs finish in one tick (a batched write answers them together): tell the
+   *  supervisor machine once. */
+  private notifySlotsFreed(): void {
+    if (this.slotsFreedPending) return;
+    this.slotsFreedPending = true;
+    queueMicrotask(() => {
+      this.slotsFreedPending = false;
+      this.actor.send({ type: 'supervisor.slotsFreed' });
+    });
+  }
+
+  private renewerFor(leaseMs: number): (lease: Lease) => Promise<boolean> {
+    let renew = this.renewers.get(leaseMs);
+    if (!renew) {
+      renew = createBatcher((leases: Lease[]) => this.store.renewLeases({ leases, leaseMs }));
+      this.renewers.set(leaseMs, renew);
+    }
+    return renew;
+  }
+
+  private noteStoreError(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.counters.trigger.storeError({ message, at: this.clock.now() });
+  }
+
+  private actorOptions() {
+    return {
+      ...(this.options.clock?.setTimeout ? { clock: this.options.clock as any } : {}),
+      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
+    };
+  }
+}
