@@ -1,0 +1,74 @@
+/**
+ * Numbered `.sql` migrations (migrations/0001-jobs.sql …), applied in order inside one
+ * transaction that holds an advisory lock for the schema: when several processes start at
+ * once, one applies and the others wait, then find nothing left to do.
+ *
+ * The files are read at run time next to this module; `npm run build` copies them into
+ * dist/ beside the compiled code.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import type { SqlDriver } from './sql-driver.js';
+import type { SqlSchema } from './sql-schema.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  /** With `:JOBVISOR_SCHEMA` where the quoted schema name goes. */
+  text: string;
+}
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const MIGRATION_FILE = /^(\d{4})-[a-z0-9-]+\.sql$/;
+const SCHEMA_PLACEHOLDER = /:JOBVISOR_SCHEMA\b/g;
+
+let loaded: Promise<Migration[]> | undefined;
+
+/** Every migration this version of jobvisor knows, oldest first. */
+export function loadMigrations(): Promise<Migration[]> {
+  loaded ??= (async () => {
+    const files = (await readdir(MIGRATIONS_DIR)).filter((file) => MIGRATION_FILE.test(file)).sort();
+    return Promise.all(
+      files.map(async (file) => ({
+        version: Number(file.slice(0, 4)),
+        name: file.slice(0, -'.sql'.length),
+        text: await readFile(new URL(file, MIGRATIONS_DIR), 'utf8'),
+      })),
+    );
+  })();
+  return loaded;
+}
+
+/** Applies the migrations the schema lacks; returns the versions applied by this call. */
+export async function migrate(driver: SqlDriver, schema: SqlSchema): Promise<number[]> {
+  const migrations = await loadMigrations();
+  const table = `${schema.quoted}.migrations`;
+  return driver.transaction(async (session) => {
+    // Taken before CREATE SCHEMA IF NOT EXISTS, which itself races (duplicate key) when two
+    // sessions run it at once. Released at COMMIT or ROLLBACK.
+    await session.query('select pg_advisory_xact_lock($1::bigint)', [lockKey(schema)]);
+    await session.exec(
+      `create schema if not exists ${schema.quoted};
+       create table if not exists ${table} (
+         version integer primary key,
+         name text not null,
+         applied_at timestamptz not null default now()
+       );`,
+    );
+    const { rows } = await session.query(`select version from ${table}`);
+    const done = new Set(rows.map((row: { version: number }) => row.version));
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      await session.exec(migration.text.replace(SCHEMA_PLACEHOLDER, schema.quoted));
+      await session.query(`insert into ${table} (version, name) values ($1, $2)`, [migration.version, migration.name]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
+
+/** A 64-bit advisory lock key per schema, so different schemas migrate independently. */
+function lockKey(schema: SqlSchema): string {
+  return createHash('sha256').update(`jobvisor.migrate:${schema.name}`).digest().readBigInt64BE(0).toString();
+}

@@ -1,0 +1,118 @@
+import { InvalidPayloadError } from '../../../errors.js';
+import type { EnqueueJob, EnqueueResult, SqlClient } from '../../store.js';
+import { jobColumns, toJobRecord } from '../job-row.js';
+import type { JobRow } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement, NOW } from '../statement.js';
+
+/**
+ * Bulk enqueue: every job of the call in one statement, input as one jsonb array.
+ * - Ids are drawn in input order before the insert, so each returned row maps back to its
+ *   input even though ON CONFLICT skips some.
+ * - ON CONFLICT DO NOTHING on the partial unique index: a job whose unique key is live
+ *   (already in the table, or inserted by an earlier input of this batch) is not inserted;
+ *   the holder is returned with created = false.
+ * - The history row and one NOTIFY per queue of the inserted jobs go out in the same
+ *   statement; inside a caller's transaction both happen only if it commits.
+ */
+const ENQUEUE_JOBS = defineStatement(
+  'enqueue_jobs',
+  (s) => `
+with input as (
+  select * from jsonb_to_recordset($2::jsonb) as x(
+    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
+    max_attempts int, unique_key text)
+),
+numbered as (
+  select nextval('${s.quoted}.jobs_id_seq') as id, x.*
+  from (select * from input order by i) x
+),
+inserted as (
+  insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
+    unique_key, created_at, updated_at)
+  overriding system value
+  select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
+    max_attempts, unique_key, ${NOW}, ${NOW}
+  from numbered order by i
+  on conflict (queue, unique_key)
+    where unique_key is not null and state in ('pending', 'retrying', 'running')
+    do nothing
+  returning *
+),
+history as (
+  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
+  select id, null, 'pending', 0, null, created_at, null from inserted
+),
+notified as (
+  select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q
+),
+found as (
+  select n.i, x.id is not null as created, coalesce(x.id, d.id, e.id) as id
+  from numbered n
+  left join inserted x on x.id = n.id
+  left join inserted d on x.id is null and d.queue = n.queue and d.unique_key = n.unique_key
+  left join ${s.quoted}.jobs e on x.id is null and e.queue = n.queue and e.unique_key = n.unique_key
+    and e.state in ('pending', 'retrying', 'running')
+),
+job as (
+  select * from inserted
+  union all
+  select * from ${s.quoted}.jobs where id in (select id from found where not created)
+)
+select f.i, f.created, ${jobColumns('j')}
+from found f join job j on j.id = f.id cross join notified
+`,
+);
+
+/** A duplicate whose live holder committed after this statement's snapshot is missing from
+ *  the answer; asking again for just those finds it (or inserts, if it finished meanwhile). */
+const MAX_ROUNDS = 3;
+/** jsonb refuses the NUL character (\u0000) in strings. */
+const UNTRANSLATABLE_CHARACTER = '22P05';
+
+export async function enqueueJobs(
+  ctx: SqlContext,
+  params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
+): Promise<EnqueueResult[]> {
+  const results: (EnqueueResult | undefined)[] = new Array(params.jobs.length);
+  let missing = params.jobs.map((_, i) => i);
+  for (let round = 0; round < MAX_ROUNDS && missing.length > 0; round++) {
+    const input = missing.map((i) => toInput(i, params.jobs[i]!));
+    const rows = await runEnqueue(ctx, JSON.stringify(input), params.client);
+    for (const row of rows) results[row.i] = { job: toJobRecord(row), created: row.created };
+    missing = missing.filter((i) => results[i] === undefined);
+  }
+  if (missing.length > 0) {
+    throw new Error(`enqueueJobs: no live job found for the unique keys of inputs ${missing.join(', ')}`);
+  }
+  return results as EnqueueResult[];
+}
+
+async function runEnqueue(
+  ctx: SqlContext,
+  input: string,
+  client: SqlClient | undefined,
+): Promise<(JobRow & { i: number; created: boolean })[]> {
+  try {
+    if (client) return (await client.query(ctx.statement(ENQUEUE_JOBS).text, [ctx.now(), input])).rows;
+    return await ctx.run(ENQUEUE_JOBS, [ctx.now(), input]);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNTRANSLATABLE_CHARACTER) {
+      throw new InvalidPayloadError('a payload string holds a character jsonb cannot store (\\u0000)', { cause: error });
+    }
+    throw error;
+  }
+}
+
+function toInput(i: number, job: EnqueueJob) {
+  return {
+    i,
+    queue: job.queue,
+    kind: job.kind,
+    payload: job.payload,
+    priority: job.priority,
+    run_at: job.runAt,
+    max_attempts: job.maxAttempts,
+    unique_key: job.uniqueKey ?? null,
+  };
+}

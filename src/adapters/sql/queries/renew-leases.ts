@@ -1,0 +1,32 @@
+import type { Lease } from '../../store.js';
+import { toDbId } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement, NOW } from '../statement.js';
+
+/**
+ * Heartbeat: every lease a process holds, renewed in one statement instead of one round trip
+ * per job. The join is on the primary key; the fence (still running under this token) makes a
+ * zombie's heartbeat a no-op. An expired lease nobody rescued yet is still renewed. No
+ * history row: a renewal is not a transition.
+ */
+export const RENEW_LEASES = defineStatement(
+  'renew_leases',
+  (s) => `
+update ${s.quoted}.jobs j
+set lease_expires_at = ${NOW} + $3::float8 * interval '1 millisecond', updated_at = ${NOW}
+from (select distinct id, token from jsonb_to_recordset($2::jsonb) as x(id bigint, token text)) l
+where j.id = l.id and j.state = 'running' and j.lease_token::text = l.token
+returning j.id::text as id, l.token
+`,
+);
+
+export async function renewLeases(
+  ctx: SqlContext,
+  params: { leases: readonly Lease[]; leaseMs: number },
+): Promise<boolean[]> {
+  if (params.leases.length === 0) return [];
+  const input = JSON.stringify(params.leases.map((l) => ({ id: toDbId(l.id), token: l.leaseToken })));
+  const rows = await ctx.run<{ id: string; token: string }>(RENEW_LEASES, [ctx.now(), input, params.leaseMs]);
+  const renewed = new Set(rows.map((row) => `${row.id} ${row.token}`));
+  return params.leases.map((l) => renewed.has(`${l.id} ${l.leaseToken}`));
+}

@@ -1,0 +1,64 @@
+import type { JobOutcome } from '../../store.js';
+import { toDbId } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement, NOW } from '../statement.js';
+
+/**
+ * Outcomes of many attempts (completed, retrying, dead, skipped, cancelled) in one statement:
+ * a batched writer serves every job actor that finished in the same tick.
+ * - Each row is fenced: it changes only while running under the outcome's lease token.
+ * - DISTINCT ON keeps, per job, the first outcome that passes the fence, as applying them in
+ *   order would: the first moves the row out of running and fails every later one.
+ * - The lease is cleared, the worker id kept for the record; the history row goes in with
+ *   the change.
+ */
+export const SET_STATES_IF_RUNNING = defineStatement(
+  'set_states_if_running',
+  (s) => `
+with outcome as (
+  select distinct on (o.id) o.*
+  from jsonb_to_recordset($2::jsonb) as o(
+    i int, id bigint, token text, state text, result jsonb, error jsonb, run_at timestamptz)
+  join ${s.quoted}.jobs j on j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+  order by o.id, o.i
+),
+written as (
+  update ${s.quoted}.jobs j
+  set state = o.state,
+    result = case when o.state = 'completed' then o.result else j.result end,
+    error = case when o.state = 'completed' then null else o.error end,
+    run_at = case when o.state = 'retrying' then o.run_at else j.run_at end,
+    finished_at = case when o.state = 'retrying' then null else ${NOW} end,
+    lease_token = null, lease_expires_at = null, updated_at = ${NOW}
+  from outcome o
+  where j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+  returning j.id, j.state, j.attempt, j.worker_id, j.error, j.updated_at, o.i
+),
+history as (
+  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
+  select id, 'running', state, attempt, worker_id, updated_at, error from written
+)
+select i from written
+`,
+);
+
+export async function setStatesIfRunning(
+  ctx: SqlContext,
+  params: { outcomes: readonly JobOutcome[] },
+): Promise<boolean[]> {
+  if (params.outcomes.length === 0) return [];
+  const input = JSON.stringify(
+    params.outcomes.map((o, i) => ({
+      i,
+      id: toDbId(o.id),
+      token: o.leaseToken,
+      state: o.state,
+      result: o.state === 'completed' ? o.result : null,
+      error: o.state === 'completed' ? null : o.error,
+      run_at: o.state === 'retrying' ? o.runAt : null,
+    })),
+  );
+  const rows = await ctx.run<{ i: number }>(SET_STATES_IF_RUNNING, [ctx.now(), input]);
+  const applied = new Set(rows.map((row) => row.i));
+  return params.outcomes.map((_, i) => applied.has(i));
+}

@@ -1,0 +1,28 @@
+/**
+ * Statements are defined once per operation as a function of the schema, and built and named
+ * once per store. The name carries a hash of the text: `pg` prepares a named statement once
+ * per connection and refuses the same name with another text, which two stores with
+ * different schemas on one pool would otherwise do.
+ */
+import { createHash } from 'node:crypto';
+import type { Statement } from './sql-driver.js';
+import type { SqlSchema } from './sql-schema.js';
+
+export interface StatementDefinition {
+  /** Short, snake_case: part of the prepared statement's name. */
+  readonly key: string;
+  readonly build: (schema: SqlSchema) => string;
+}
+
+export function defineStatement(key: string, build: (schema: SqlSchema) => string): StatementDefinition {
+  return { key, build };
+}
+
+export function buildStatement(definition: StatementDefinition, schema: SqlSchema): Statement {
+  const text = definition.build(schema);
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 12);
+  return { name: `jobvisor_${definition.key}_${hash}`, text };
+}
+
+/** "Now" in every writing statement: `$1` when a clock is injected (tests), else the database's. */
+export const NOW = 'coalesce($1::timestamptz, now())';
