@@ -1,0 +1,3 @@
+export { postgresStore } from './postgres-store.js';
+export type { PostgresStoreOptions } from './postgres-store.js';
+export { SqlJobStore } from '../sql/sql-store.js';
