@@ -1,0 +1,70 @@
+/**
+ * The embedded store: the same SQL as the Postgres store, run in-process by PGlite (PostgreSQL
+ * compiled to WebAssembly). No server: in memory by default, or in a data directory that
+ * survives restarts. One session, so claims are serialised; for one process, not many.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { InvalidOptionError } from '../../errors.js';
+import type { Clock } from '../../types.js';
+import type { SqlDriver } from '../sql/sql-driver.js';
+import { SqlJobStore } from '../sql/sql-store.js';
+import { sqlSchema } from '../sql/sql-schema.js';
+import { notifyDebounceOption } from '../sql/wake-hub.js';
+
+export interface PgliteStoreOptions {
+  /** Your PGlite instance. The store never closes it. Excludes `dataDir`. */
+  db?: PGlite;
+  /** Where the store's own instance keeps its files. Default: in memory (gone on close). */
+  dataDir?: string;
+  /** Schema of the store's tables, created by `migrate()`. Default `jobvisor`. */
+  schema?: string;
+  /** Where "now" comes from. Default: the database's `now()`. Inject one in tests. */
+  clock?: Clock;
+  /** As in the Postgres store: wake-ups for one queue closer together than this collapse
+   *  into one. Default 10 ms. */
+  notifyDebounceMs?: number;
+}
+
+export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
+  const schema = sqlSchema(options.schema);
+  const notifyDebounceMs = notifyDebounceOption(options.notifyDebounceMs);
+  if (options.db !== undefined && options.dataDir !== undefined) {
+    throw new InvalidOptionError('dataDir', 'give either `db` (your PGlite) or `dataDir`, not both');
+  }
+  // Starts in the background; queries wait until it is ready.
+  const db = options.db ?? new PGlite(options.dataDir);
+  return new SqlJobStore({
+    driver: pgliteDriver(db),
+    schema,
+    clock: options.clock,
+    notifyDebounceMs,
+    listen: async (onQueue) => {
+      // PGlite puts the channel into LISTEN as given, so it is quoted here. Not the function
+      // listen() resolves with: it unquotes the name before UNLISTEN (PGlite 0.5).
+      const channel = `"${schema.channel}"`;
+      await db.listen(channel, onQueue);
+      return () => db.unlisten(channel, onQueue);
+    },
+    release: async () => {
+      if (db !== options.db) await db.close();
+    },
+  });
+}
+
+function pgliteDriver(db: PGlite): SqlDriver {
+  return {
+    async query(statement, values) {
+      return (await db.query(statement.text, [...values])).rows;
+    },
+    transaction(fn) {
+      return db.transaction((tx) =>
+        fn({
+          query: (text, values) => tx.query(text, values),
+          exec: async (text) => {
+            await tx.exec(text);
+          },
+        }),
+      );
+    },
+  };
+}
