@@ -1,0 +1,219 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { postgresStore } from '../../../src/adapters/postgres/index.js';
+import { CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
+import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
+import { buildStatement } from '../../../src/adapters/sql/statement.js';
+import { InvalidOptionError } from '../../../src/errors.js';
+import { describeStoreConformance } from '../conformance.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+
+const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 };
+
+describePostgres('postgresStore', (url) => {
+  const schema = freshSchema('jv_pg_store');
+  let pool: pg.Pool;
+
+  beforeAll(() => {
+    pool = testPool(url);
+  });
+
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  describeStoreConformance('postgres', {
+    create: async (clock) => {
+      const store = postgresStore({ pool, schema, clock });
+      await store.migrate();
+      return store;
+    },
+    teardown: async () => {
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+    },
+    inTransaction: async (end, fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await fn(client);
+        await client.query(end);
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+  });
+
+  describe('options', () => {
+    it('refuses a hostile schema name before touching the pool', () => {
+      const untouchable = {
+        query: () => {
+          throw new Error('no SQL may run');
+        },
+        connect: () => {
+          throw new Error('no connection may open');
+        },
+      } as unknown as pg.Pool;
+      for (const name of ['x"; drop table jobs; --', 'public.jobs', 'pg_catalog', 'a'.repeat(64), '']) {
+        expect(() => postgresStore({ pool: untouchable, schema: name })).toThrow(InvalidOptionError);
+      }
+    });
+
+    it('wants exactly one of pool and connectionString', () => {
+      expect(() => postgresStore({})).toThrow(InvalidOptionError);
+      expect(() => postgresStore({ pool, connectionString: url })).toThrow(InvalidOptionError);
+    });
+
+    it('refuses a negative notifyDebounceMs', () => {
+      expect(() => postgresStore({ pool, notifyDebounceMs: -1 })).toThrow(InvalidOptionError);
+    });
+
+    it('quotes the schema name: a mixed-case name works end to end', async () => {
+      const mixed = freshSchema('Jv_Mixed');
+      const store = postgresStore({ pool, schema: mixed });
+      try {
+        expect(await store.migrate()).toEqual([1]);
+        const [result] = await store.enqueueJobs({ jobs: [job] });
+        expect(await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'q', limit: 1 }] })).toMatchObject([
+          { id: result!.job.id },
+        ]);
+        const { rows } = await pool.query('select count(*)::int as n from pg_namespace where nspname = $1', [mixed]);
+        expect(rows[0].n).toBe(1);
+      } finally {
+        await store.close();
+        await dropSchema(pool, mixed);
+      }
+    });
+
+    it('leaves the pool it was given open', async () => {
+      const store = postgresStore({ pool, schema });
+      await store.migrate();
+      await store.close();
+      await store.close();
+      expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    });
+
+    it('closes the pool it opened from a connectionString', async () => {
+      const appName = freshSchema('jv_own_pool');
+      const connections = async (): Promise<number> =>
+        (await pool.query('select count(*)::int as n from pg_stat_activity where application_name = $1', [appName]))
+          .rows[0].n;
+      const store = postgresStore({ connectionString: `${url}${url.includes('?') ? '&' : '?'}application_name=${appName}`, schema });
+      await store.migrate();
+      await store.countJobs();
+      expect(await connections()).toBeGreaterThan(0);
+      await store.close();
+      await vi.waitFor(async () => expect(await connections()).toBe(0), { timeout: 5_000, interval: 20 });
+    });
+  });
+
+  describe('SQL', () => {
+    it('runs the hot path as named prepared statements', async () => {
+      const single = testPool(url, { max: 1 });
+      try {
+        const store = postgresStore({ pool: single, schema });
+        await store.enqueueJobs({ jobs: [job] });
+        const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'q', limit: 1 }] });
+        await store.renewLeases({ leases: [claimed!], leaseMs: 1_000 });
+        await store.setStatesIfRunning({ outcomes: [{ ...claimed!, state: 'completed', result: null }] });
+        const { rows } = await single.query('select name from pg_prepared_statements');
+        const names = rows.map((row: { name: string }) => row.name.replace(/_[0-9a-f]{12}$/, ''));
+        expect(names).toEqual(
+          expect.arrayContaining([
+            'jobvisor_enqueue_jobs',
+            'jobvisor_claim_jobs',
+            'jobvisor_renew_leases',
+            'jobvisor_set_states_if_running',
+          ]),
+        );
+        await store.close();
+      } finally {
+        await single.end();
+      }
+    });
+
+    it('claims through jobs_claim_idx and the primary key, never scanning the table', async () => {
+      const store = postgresStore({ pool, schema });
+      await store.enqueueJobs({
+        jobs: Array.from({ length: 5_000 }, (_, i) => ({ ...job, queue: `plan${i % 5}`, priority: i % 3 })),
+      });
+      await pool.query(`analyze "${schema}".jobs`);
+      const claim = buildStatement(CLAIM_JOBS, sqlSchema(schema));
+      const input = JSON.stringify([{ queue: 'plan1', lim: 10 }]);
+      const { rows } = await pool.query(`explain (format json) ${claim.text}`, [null, input, 'w', 1_000]);
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      expect(plan).toContain('jobs_claim_idx');
+      expect(plan).toContain('jobs_pkey');
+      expect(plan).not.toContain('Seq Scan');
+      await store.close();
+    });
+
+    it('sends one NOTIFY per queue for a bulk enqueue', async () => {
+      const store = postgresStore({ pool, schema, notifyDebounceMs: 0 });
+      const woken: string[] = [];
+      const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+      await store.enqueueJobs({
+        jobs: Array.from({ length: 100 }, (_, i) => ({ ...job, queue: i % 2 ? 'bulk-a' : 'bulk-b' })),
+      });
+      await store.enqueueJobs({ jobs: [{ ...job, queue: 'bulk-end' }] });
+      await vi.waitFor(() => expect(woken).toContain('bulk-end'), { timeout: 5_000, interval: 5 });
+      expect(woken.sort()).toEqual(['bulk-a', 'bulk-b', 'bulk-end']);
+      await unsubscribe();
+      await store.close();
+    });
+
+    it('a job enqueued in a transaction exists, and wakes anyone, only once it commits', async () => {
+      const store = postgresStore({ pool, schema, notifyDebounceMs: 0 });
+      const woken: string[] = [];
+      const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const [rolledBack] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'tx-rollback' }], client });
+        expect(await store.getJob({ id: rolledBack!.job.id })).toBeNull();
+        await client.query('rollback');
+
+        await client.query('begin');
+        const [committed] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'tx-commit' }], client });
+        expect(await store.getJob({ id: committed!.job.id })).toBeNull();
+        await client.query('commit');
+        expect(await store.getJob({ id: committed!.job.id })).toMatchObject({ state: 'pending', queue: 'tx-commit' });
+        await vi.waitFor(() => expect(woken).toEqual(['tx-commit']), { timeout: 5_000, interval: 5 });
+        expect(await store.getJob({ id: rolledBack!.job.id })).toBeNull();
+        expect(await store.getJobEvents({ id: rolledBack!.job.id })).toEqual([]);
+      } finally {
+        client.release();
+        await unsubscribe();
+        await store.close();
+      }
+    });
+
+    it('turns a payload jsonb cannot hold into an InvalidPayloadError', async () => {
+      const store = postgresStore({ pool, schema });
+      await expect(store.enqueueJobs({ jobs: [{ ...job, payload: 'nul \u0000 byte' }] })).rejects.toMatchObject({
+        code: 'invalid_payload',
+      });
+      await store.close();
+    });
+
+    it('answers "no such job" for ids that cannot be bigints, without failing the batch', async () => {
+      const store = postgresStore({ pool, schema });
+      const [created] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'ids' }] });
+      const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'ids', limit: 1 }] });
+      expect(await store.getJob({ id: 'abc' })).toBeNull();
+      expect(await store.getJob({ id: '99999999999999999999' })).toBeNull();
+      expect(await store.getJobEvents({ id: '-1' })).toEqual([]);
+      expect(await store.cancelJob({ id: '1.5' })).toBeNull();
+      expect(await store.retryJob({ id: 'x' })).toBeNull();
+      expect(await store.listJobs({ beforeId: 'nope' })).toEqual([]);
+      expect(
+        await store.renewLeases({ leases: [{ id: 'abc', leaseToken: 'not-a-uuid' }, claimed!], leaseMs: 1_000 }),
+      ).toEqual([false, true]);
+      expect(claimed!.id).toBe(created!.job.id);
+      await store.close();
+    });
+  });
+});
