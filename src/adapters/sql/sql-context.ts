@@ -1,10 +1,9 @@
 /** What every SQL operation runs with: the driver, the schema's statements and the clock. */
 import type { Clock } from '../../types.js';
-import type { SqlDriver } from './sql-driver.js';
+import type { SqlDriver, Statement } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { buildStatement } from './statement.js';
 import type { StatementDefinition } from './statement.js';
-import type { Statement } from './sql-driver.js';
 
 export class SqlContext {
   readonly driver: SqlDriver;

@@ -11,7 +11,8 @@ import { defineStatement, NOW } from '../statement.js';
  *   input even though ON CONFLICT skips some.
  * - ON CONFLICT DO NOTHING on the partial unique index: a job whose unique key is live
  *   (already in the table, or inserted by an earlier input of this batch) is not inserted;
- *   the holder is returned with created = false.
+ *   the holder is returned with created = false, read back by primary key (`= any(array(…))`
+ *   rather than `in (…)`, which can be planned as a scan of the whole table).
  * - The history row and one NOTIFY per queue of the inserted jobs go out in the same
  *   statement; inside a caller's transaction both happen only if it commits.
  */
@@ -33,7 +34,7 @@ inserted as (
   overriding system value
   select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
     max_attempts, unique_key, ${NOW}, ${NOW}
-  from numbered order by i
+  from numbered
   on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running')
     do nothing
@@ -57,7 +58,7 @@ found as (
 job as (
   select * from inserted
   union all
-  select * from ${s.quoted}.jobs where id in (select id from found where not created)
+  select * from ${s.quoted}.jobs where id = any(array(select id from found where not created))
 )
 select f.i, f.created, ${jobColumns('j')}
 from found f join job j on j.id = f.id cross join notified
