@@ -9,7 +9,7 @@ import { defineStatement, NOW } from '../statement.js';
  * zombie's heartbeat a no-op. An expired lease nobody rescued yet is still renewed. No
  * history row: a renewal is not a transition.
  */
-export const RENEW_LEASES = defineStatement(
+const RENEW_LEASES = defineStatement(
   'renew_leases',
   (s) => `
 update ${s.quoted}.jobs j

@@ -12,7 +12,7 @@ import { defineStatement, NOW } from '../statement.js';
  * - The lease is cleared, the worker id kept for the record; the history row goes in with
  *   the change.
  */
-export const SET_STATES_IF_RUNNING = defineStatement(
+const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
   (s) => `
 with outcome as (
