@@ -12,7 +12,8 @@ import { pgDriver } from './pg-driver.js';
 import { pgListen } from './pg-listener.js';
 
 export interface PostgresStoreOptions {
-  /** Your pool. The store never closes it. One of `pool` or `connectionString` is required. */
+  /** Your pool. The store never closes it; while anyone is subscribed it holds one of its
+   *  connections for LISTEN. One of `pool` or `connectionString` is required. */
   pool?: pg.Pool;
   /** Used to open a pool of the store's own (default size), closed by `close()`. */
   connectionString?: string;

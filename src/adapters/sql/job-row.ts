@@ -94,8 +94,9 @@ export function toJobEvent(row: JobEventRow): JobEvent {
 
 const MAX_BIGINT = 9223372036854775807n;
 
-/** A job id as the `bigint` column takes it, or null for a string that cannot be one (such
- *  an id names no job; passing it through would make the cast fail the whole statement). */
+/** A job id as the `bigint` column takes it, or null for a string that no job has as its id
+ *  ("abc", "007", "-1"): such an id names no job, and passing it through would make the cast
+ *  fail the whole statement. */
 export function toDbId(id: string): string | null {
-  return /^\d{1,19}$/.test(id) && BigInt(id) <= MAX_BIGINT ? id : null;
+  return /^[1-9]\d{0,18}$/.test(id) && BigInt(id) <= MAX_BIGINT ? id : null;
 }

@@ -204,6 +204,7 @@ describePostgres('postgresStore', (url) => {
       const [created] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'ids' }] });
       const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'ids', limit: 1 }] });
       expect(await store.getJob({ id: 'abc' })).toBeNull();
+      expect(await store.getJob({ id: `00${created!.job.id}` })).toBeNull();
       expect(await store.getJob({ id: '99999999999999999999' })).toBeNull();
       expect(await store.getJobEvents({ id: '-1' })).toEqual([]);
       expect(await store.cancelJob({ id: '1.5' })).toBeNull();
