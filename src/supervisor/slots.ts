@@ -11,10 +11,12 @@ export interface ClaimRequest {
  * Free-slot accounting for one supervisor: per queue, global, and per named gate. A claim
  * asks only for what is free, so the store never hands this process more than it can run.
  * Gates are `p-limit` limiters: a gated job starts only inside its limiter, which enforces
- * the gate even if the accounting here were wrong.
+ * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
+ * a limiter's own counters drop a microtask after the job ends, too late for the next plan.
  */
 export class Slots {
   private readonly active = new Map<string, number>();
+  private readonly gated = new Map<string, number>();
   private total = 0;
   private rotation = 0;
   readonly gates: ReadonlyMap<string, { size: number; limit: LimitFunction }>;
@@ -33,7 +35,7 @@ export class Slots {
   plan(): ClaimRequest[] {
     let globalFree = this.globalLimit - this.total;
     const gateFree = new Map<string, number>();
-    for (const [name, gate] of this.gates) gateFree.set(name, gate.size - gate.limit.activeCount - gate.limit.pendingCount);
+    for (const [name, gate] of this.gates) gateFree.set(name, gate.size - (this.gated.get(name) ?? 0));
     const requests: ClaimRequest[] = [];
     const n = this.queues.length;
     for (let i = 0; i < n && globalFree > 0; i++) {
@@ -54,14 +56,19 @@ export class Slots {
     return this.total < this.globalLimit && this.queues.some((q) => this.freeFor(q) > 0);
   }
 
-  acquire(queue: string): void {
-    this.active.set(queue, (this.active.get(queue) ?? 0) + 1);
-    this.total += 1;
+  acquire(queue: Queue): void {
+    this.count(queue, 1);
   }
 
-  release(queue: string): void {
-    this.active.set(queue, (this.active.get(queue) ?? 0) - 1);
-    this.total -= 1;
+  release(queue: Queue): void {
+    this.count(queue, -1);
+  }
+
+  private count(queue: Queue, delta: number): void {
+    this.active.set(queue.name, (this.active.get(queue.name) ?? 0) + delta);
+    this.total += delta;
+    const gate = queue.settings.gate;
+    if (gate !== undefined) this.gated.set(gate, (this.gated.get(gate) ?? 0) + delta);
   }
 
   private freeFor(queue: Queue): number {
@@ -69,6 +76,6 @@ export class Slots {
     const own = concurrency - (this.active.get(queue.name) ?? 0);
     if (gate === undefined) return own;
     const g = this.gates.get(gate);
-    return g ? Math.min(own, g.size - g.limit.activeCount - g.limit.pendingCount) : 0;
+    return g ? Math.min(own, g.size - (this.gated.get(gate) ?? 0)) : 0;
   }
 }

@@ -380,7 +380,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     });
     const entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void } = { actor, queue, job };
     this.jobs.set(job.id, entry);
-    this.slots.acquire(queue.name);
+    this.slots.acquire(queue);
     actor.subscribe({
       complete: () => this.finish(entry),
       error: (error) => {
@@ -408,7 +408,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private finish(entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void }): void {
     if (this.jobs.get(entry.job.id) !== entry) return;
     this.jobs.delete(entry.job.id);
-    this.slots.release(entry.queue.name);
+    this.slots.release(entry.queue);
     entry.done?.();
     this.attemptsRun += 1;
     const snapshot = entry.actor.getSnapshot();

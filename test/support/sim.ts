@@ -1,0 +1,37 @@
+import { SimulatedClock } from 'xstate';
+
+/** Lets promise chains and store calls that were set off by a timer run to their end. Not a
+ *  sleep: it yields to the event loop a few times, whatever the clock says. */
+export async function settle(rounds = 8): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** A simulated clock that starts at a fixed, realistic time. */
+export function createTestClock(start = Date.UTC(2026, 10, 29, 12, 0, 0)): SimulatedClock {
+  const clock = new SimulatedClock();
+  clock.set(start);
+  return clock;
+}
+
+/** Moves the simulated clock forward in steps, settling after each so that what a timer set
+ *  off (a store call, the next timer) happens before the next step, as in real time. */
+export async function advance(clock: SimulatedClock, ms: number, stepMs = Math.min(ms, 1_000)): Promise<void> {
+  let left = ms;
+  while (left > 0) {
+    const step = Math.min(stepMs, left);
+    clock.increment(step);
+    left -= step;
+    await settle();
+  }
+}
+
+/** A promise with its resolve and reject, for handlers the test finishes by hand. */
+export function deferred<T = unknown>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
