@@ -80,6 +80,12 @@ function retryOutcome(context: JobMachineContext, error: JobErrorInfo): JobOutco
   return { ...lease(context.job), state: 'retrying', error, runAt };
 }
 
+/** The stack of an error made by the machine's own timer says nothing: keep it out. */
+function deadlineError(deadlineMs: number): JobErrorInfo {
+  const { code, message, name } = new JobDeadlineExceeded(deadlineMs);
+  return { code, message, name };
+}
+
 /** Answers that arrive after the actor ended (a late handler result) are dropped. */
 function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { status: string } }, event: JobMachineEvent) {
   if (self.getSnapshot().status === 'active') self.send(event);
@@ -179,11 +185,11 @@ export const jobMachine = setup({
       return { error, outcome: { ...lease(context.job), state: 'skipped' as const, error } };
     }),
     setDeadlineRetry: assign(({ context }) => {
-      const error = toErrorInfo(new JobDeadlineExceeded(context.deadlineMs), 'deadline_exceeded');
+      const error = deadlineError(context.deadlineMs);
       return { error, outcome: retryOutcome(context, error) };
     }),
     setDeadlineDead: assign(({ context }) => {
-      const error = toErrorInfo(new JobDeadlineExceeded(context.deadlineMs), 'deadline_exceeded');
+      const error = deadlineError(context.deadlineMs);
       return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
     }),
     setCancelled: assign(({ context }) => {

@@ -36,7 +36,10 @@ export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobR
     const dedupeKey = `job_dead:${job.queue}:${job.kind}:${target}`;
     const now = clock.now();
     const last = lastSent.get(dedupeKey);
-    logger.warn({ jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, error }, 'job is dead');
+    logger.warn(
+      { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, code: error?.code, reason: error?.message },
+      'job is dead',
+    );
     if (!sink) return;
     if (last && now - last.at < throttleMs) {
       last.suppressed += 1;

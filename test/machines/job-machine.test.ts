@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, type SimulatedClock } from 'xstate';
+import type { JobOutcome, Lease } from '../../src/adapters/store.js';
+import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
+import type { ClaimedJob } from '../../src/types.js';
+import { advance, createTestClock, deferred, settle } from '../support/sim.js';
+
+/** A job actor with fake ports: the test decides what the handler and the store answer. */
+function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?: number; hasHandler?: boolean } = {}) {
+  const clock = createTestClock();
+  const handler = deferred<unknown>();
+  const writes: JobOutcome[] = [];
+  const renewals: Lease[] = [];
+  let writeAnswer: () => Promise<boolean> = async () => true;
+  let renewAnswer: () => Promise<boolean> = async () => true;
+  let signal: AbortSignal | undefined;
+  const job: ClaimedJob = {
+    id: '7', queue: 'q', kind: 'k', payload: {}, state: 'running', priority: 0, runAt: new Date(clock.now()),
+    attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, workerId: 'w1',
+    leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
+    createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
+  };
+  const ports: JobPorts = {
+    runHandler: (_job, s) => { signal = s; return handler.promise; },
+    writeOutcome: (outcome) => { writes.push(outcome); return writeAnswer(); },
+    renewLease: (lease) => { renewals.push(lease); return renewAnswer(); },
+    now: () => clock.now(),
+    backoffMs: (attempt) => attempt * 1_000,
+  };
+  const actor = createActor(jobMachine, {
+    clock,
+    input: {
+      job, ports, hasHandler: options.hasHandler ?? true, leaseMs: 3_000, heartbeatMs: 1_000,
+      deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500, leaseValidUntil: clock.now() + 3_000,
+    },
+  }).start();
+  return {
+    clock: clock as SimulatedClock, actor, handler, writes, renewals, get signal() { return signal; },
+    answerWrites(fn: () => Promise<boolean>) { writeAnswer = fn; },
+    answerRenewals(fn: () => Promise<boolean>) { renewAnswer = fn; },
+    value: () => actor.getSnapshot().value,
+  };
+}
+
+describe('job machine', () => {
+  it('waits in claimed until started, then runs the handler', async () => {
+    const h = harness();
+    expect(h.value()).toBe('claimed');
+    expect(h.signal).toBeUndefined();
+    h.actor.send({ type: 'job.start' });
+    expect(h.value()).toEqual({ running: 'working' });
+    h.handler.resolve({ ok: 1 });
+    await settle();
+    expect(h.writes).toEqual([{ id: '7', leaseToken: 'token-1', state: 'completed', result: { ok: 1 } }]);
+    expect(h.value()).toBe('completed');
+  });
+
+  it('stays in its write state until the store answers, and retries a write that threw', async () => {
+    const h = harness();
+    let calls = 0;
+    const answer = deferred<boolean>();
+    h.answerWrites(() => (++calls === 1 ? Promise.reject(new Error('ECONNRESET')) : answer.promise));
+    h.actor.send({ type: 'job.start' });
+    h.handler.resolve('r');
+    await settle();
+    expect(h.value()).toEqual({ completing: 'retryWait' });
+    await advance(h.clock, 500);
+    expect(calls).toBe(2);
+    expect(h.value()).toEqual({ completing: 'waiting' });
+    // A deadline that passes during the write changes nothing.
+    await advance(h.clock, 10_000);
+    expect(h.value()).toEqual({ completing: 'waiting' });
+    answer.resolve(true);
+    await settle();
+    expect(h.value()).toBe('completed');
+  });
+
+  it('ends lost, writing nothing more, when the store says the lease is not ours', async () => {
+    const h = harness();
+    h.answerWrites(async () => false);
+    h.actor.send({ type: 'job.start' });
+    h.handler.resolve('r');
+    await settle();
+    expect(h.value()).toBe('lost');
+    expect(h.writes).toHaveLength(1);
+  });
+
+  it('renews the lease every heartbeat and ends lost when a renewal is refused', async () => {
+    const h = harness();
+    h.actor.send({ type: 'job.start' });
+    await advance(h.clock, 3_000, 500);
+    expect(h.renewals).toHaveLength(3);
+    expect(h.value()).toEqual({ running: 'working' });
+    h.answerRenewals(async () => false);
+    await advance(h.clock, 1_000, 500);
+    expect(h.value()).toBe('lost');
+    expect(h.signal?.aborted).toBe(true);
+    expect(h.actor.getSnapshot().context.error).toMatchObject({ code: 'lease_lost' });
+  });
+
+  it('fails the attempt at the deadline with backoff, or goes dead on the last attempt', async () => {
+    const retry = harness({ deadlineMs: 2_000 });
+    retry.actor.send({ type: 'job.start' });
+    await advance(retry.clock, 2_000, 500);
+    expect(retry.signal?.aborted).toBe(true);
+    expect(retry.writes[0]).toMatchObject({ state: 'retrying', error: { code: 'deadline_exceeded' } });
+    expect((retry.writes[0] as { runAt: Date }).runAt.getTime()).toBe(retry.clock.now() + 1_000);
+
+    const last = harness({ deadlineMs: 2_000, attempt: 3, maxAttempts: 3 });
+    last.actor.send({ type: 'job.start' });
+    await advance(last.clock, 2_000, 500);
+    expect(last.writes[0]).toMatchObject({ state: 'dead', error: { code: 'deadline_exceeded' } });
+    // A late result changes nothing.
+    last.handler.resolve('late');
+    await settle();
+    expect(last.writes).toHaveLength(1);
+    expect(last.value()).toBe('dead');
+  });
+
+  it('skips a job that has no handler without running anything', async () => {
+    const h = harness({ hasHandler: false });
+    h.actor.send({ type: 'job.start' });
+    await settle();
+    expect(h.signal).toBeUndefined();
+    expect(h.writes[0]).toMatchObject({ state: 'skipped', error: { code: 'unknown_kind' } });
+    expect(h.value()).toBe('skipped');
+  });
+
+  it('cancels and releases: abort the handler and write the outcome', async () => {
+    const cancelled = harness();
+    cancelled.actor.send({ type: 'job.start' });
+    cancelled.actor.send({ type: 'job.cancel' });
+    await settle();
+    expect(cancelled.signal?.aborted).toBe(true);
+    expect(cancelled.value()).toBe('cancelled');
+
+    const released = harness();
+    released.actor.send({ type: 'job.start' });
+    released.actor.send({ type: 'job.abort' });
+    await settle();
+    expect(released.writes[0]).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+    expect(released.value()).toBe('retrying');
+  });
+});
