@@ -20,22 +20,24 @@ import type { JobOutcome, Lease } from '../adapters/store.js';
 import { JobDeadlineExceeded, PermanentJobError, SkipJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toErrorInfo } from './error-info.js';
+import { LazyAbortController } from './lazy-abort.js';
 
-/** What the machine asks of the world; the supervisor provides it, tests fake it. */
+/** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
-  runHandler(job: ClaimedJob, signal: AbortSignal): Promise<unknown>;
+  /** Starts the handler; `abort.signal` is its AbortSignal, made on first use. */
+  runHandler(job: ClaimedJob, abort: { readonly signal: AbortSignal }): Promise<unknown>;
   writeOutcome(outcome: JobOutcome): Promise<boolean>;
   renewLease(lease: Lease): Promise<boolean>;
+  /** The job's handler slot is free: called when the actor leaves `claimed` or `running` for
+   *  a write or `lost`. The write that follows holds no concurrency slot. */
+  freeSlot(job: ClaimedJob): void;
   now(): number;
   /** Delay before the next attempt after `attempt` failed. */
   backoffMs(attempt: number): number;
 }
 
-export interface JobMachineInput {
-  job: ClaimedJob;
-  ports: JobPorts;
-  /** false when no handler is registered for the job's kind: it is skipped. */
-  hasHandler: boolean;
+/** A queue's timing, shared by all of its job actors. */
+export interface JobPolicy {
   leaseMs: number;
   /** Renewal period; lease/3 by default (the supervisor decides). */
   heartbeatMs: number;
@@ -43,6 +45,17 @@ export interface JobMachineInput {
   deadlineMs: number;
   /** Wait before a write that threw (store unreachable) is tried again. */
   writeRetryMs: number;
+}
+
+export interface JobMachineInput {
+  job: ClaimedJob;
+  ports: JobPorts;
+  policy: JobPolicy;
+  /** false when no handler is registered for the job's kind: it is skipped. */
+  hasHandler: boolean;
+  /** true when the job waits in `claimed` for `job.start` (its gate admits it); false to
+   *  start at once. */
+  gated: boolean;
   /** By our clock, the time until which the claim's lease surely holds (sent-at + lease). */
   leaseValidUntil: number;
 }
@@ -50,8 +63,10 @@ export interface JobMachineInput {
 /** The machine's final states; all but `lost` are also row states. */
 export type JobActorFinalState = 'completed' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'lost';
 
+/** Kept small on purpose: every assign copies it. What never changes sits in `job`,
+ *  `ports` and `policy`, shared or allocated once. */
 export interface JobMachineContext extends JobMachineInput {
-  controller: AbortController;
+  abort: LazyAbortController;
   outcome: JobOutcome | null;
   error: JobErrorInfo | null;
 }
@@ -116,13 +131,14 @@ export const jobMachine = setup({
     input: {} as JobMachineInput,
   },
   delays: {
-    heartbeat: ({ context }) => context.heartbeatMs,
-    deadline: ({ context }) => context.deadlineMs,
-    writeRetry: ({ context }) => context.writeRetryMs,
+    heartbeat: ({ context }) => context.policy.heartbeatMs,
+    deadline: ({ context }) => context.policy.deadlineMs,
+    writeRetry: ({ context }) => context.policy.writeRetryMs,
   },
   guards: {
     hasHandler: ({ context }) => context.hasHandler,
-    hasDeadline: ({ context }) => context.deadlineMs > 0,
+    startsAtOnce: ({ context }) => !context.gated,
+    hasDeadline: ({ context }) => context.policy.deadlineMs > 0,
     writeApplied: ({ event }) => event.type === 'write.done' && event.applied,
     renewRejected: ({ event }) => event.type === 'lease.renewed' && !event.applied,
     leaseLapsed: ({ context }) => context.ports.now() >= context.leaseValidUntil,
@@ -134,7 +150,7 @@ export const jobMachine = setup({
     startHandler: ({ context, self }) => {
       let settled: Promise<unknown>;
       try {
-        settled = context.ports.runHandler(context.job, context.controller.signal);
+        settled = context.ports.runHandler(context.job, context.abort);
       } catch (error) {
         settled = Promise.reject(error);
       }
@@ -143,7 +159,8 @@ export const jobMachine = setup({
         (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
       );
     },
-    abortHandler: ({ context }) => context.controller.abort(),
+    abortHandler: ({ context }) => context.abort.abort(),
+    freeSlot: ({ context }) => context.ports.freeSlot(context.job),
     renewLease: ({ context, self }) => {
       const sentAt = context.ports.now();
       context.ports.renewLease(lease(context.job)).then(
@@ -153,7 +170,7 @@ export const jobMachine = setup({
     },
     extendLease: assign({
       leaseValidUntil: ({ context, event }) =>
-        event.type === 'lease.renewed' ? event.sentAt + context.leaseMs : context.leaseValidUntil,
+        event.type === 'lease.renewed' ? event.sentAt + context.policy.leaseMs : context.leaseValidUntil,
     }),
     writeOutcome: ({ context, self }) => {
       if (!context.outcome) throw new Error('writeOutcome without an outcome');
@@ -185,11 +202,11 @@ export const jobMachine = setup({
       return { error, outcome: { ...lease(context.job), state: 'skipped' as const, error } };
     }),
     setDeadlineRetry: assign(({ context }) => {
-      const error = deadlineError(context.deadlineMs);
+      const error = deadlineError(context.policy.deadlineMs);
       return { error, outcome: retryOutcome(context, error) };
     }),
     setDeadlineDead: assign(({ context }) => {
-      const error = deadlineError(context.deadlineMs);
+      const error = deadlineError(context.policy.deadlineMs);
       return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
     }),
     setCancelled: assign(({ context }) => {
@@ -211,21 +228,27 @@ export const jobMachine = setup({
   id: 'job',
   context: ({ input }) => ({
     ...input,
-    controller: new AbortController(),
+    abort: new LazyAbortController(),
     outcome: null,
     error: null,
   }),
   initial: 'claimed',
   states: {
     claimed: {
+      // Ungated jobs start in the same step as the actor: one event less per job.
+      always: [
+        { guard: and(['startsAtOnce', 'hasHandler']), target: 'running' },
+        { guard: 'startsAtOnce', target: 'skipping', actions: ['freeSlot', 'setSkipped'] },
+      ],
       on: {
-        'job.start': [{ guard: 'hasHandler', target: 'running' }, { target: 'skipping', actions: 'setSkipped' }],
-        'job.cancel': { target: 'cancelling', actions: 'setCancelled' },
-        'job.abort': { target: 'releasing', actions: 'setReleased' },
+        'job.start': [{ guard: 'hasHandler', target: 'running' }, { target: 'skipping', actions: ['freeSlot', 'setSkipped'] }],
+        'job.cancel': { target: 'cancelling', actions: ['freeSlot', 'setCancelled'] },
+        'job.abort': { target: 'releasing', actions: ['freeSlot', 'setReleased'] },
       },
     },
     running: {
       entry: 'startHandler',
+      exit: 'freeSlot',
       initial: 'working',
       states: {
         // Re-entering `working` restarts only the heartbeat timer, not the deadline on `running`.

@@ -32,8 +32,16 @@ export function createCountersStore(queueNames: readonly string[]) {
     on: {
       claimed: (ctx, event: { queue: string; count: number }) =>
         update(ctx, event.queue, (q) => ({ ...q, claimed: q.claimed + event.count, running: q.running + event.count })),
-      finished: (ctx, event: { queue: string; state: JobActorFinalState }) =>
-        update(ctx, event.queue, (q) => ({ ...q, running: q.running - 1, [event.state]: q[event.state] + 1 })),
+      /** Many jobs at once: the supervisor tallies a tick's finished jobs and sends them together. */
+      finished: (ctx, event: { queue: string; states: Partial<Record<JobActorFinalState, number>> }) =>
+        update(ctx, event.queue, (q) => {
+          const next = { ...q };
+          for (const [state, n] of Object.entries(event.states) as [JobActorFinalState, number][]) {
+            next[state] += n;
+            next.running -= n;
+          }
+          return next;
+        }),
       rescued: (ctx, event: { queue: string; count: number }) =>
         update(ctx, event.queue, (q) => ({ ...q, rescued: q.rescued + event.count })),
       storeError: (ctx, event: { message: string; at: number }) => ({ ...ctx, lastError: { message: event.message, at: event.at } }),

@@ -1,10 +1,16 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type Actor, type AnyActorRef, createActor, fromCallback, type InspectionEvent, type Observer } from 'xstate';
 import type { JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
-import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
+import {
+  type JobActorFinalState,
+  type JobMachineContext,
+  jobMachine,
+  type JobPolicy,
+  type JobPorts,
+} from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
 import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
 import { systemClock } from '../types.js';
@@ -95,6 +101,17 @@ const DEFAULTS = {
 
 type JobActor = Actor<typeof jobMachine>;
 
+/** A job actor of this supervisor, from claim until its actor is final. */
+interface JobEntry {
+  actor: JobActor;
+  queue: Queue;
+  job: ClaimedJob;
+  /** Its concurrency slot (and gate place) was given back: the handler is over. */
+  slotFree: boolean;
+  /** Ends the job's task in its gate's limiter. */
+  leaveGate?: () => void;
+}
+
 export function createSupervisor(options: SupervisorOptions): Supervisor {
   const settings = resolveOptions(options);
   return new SupervisorImpl(options, settings);
@@ -162,10 +179,13 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly logger: Logger;
   private readonly clock: SupervisorClock;
   private readonly slots: Slots;
-  private readonly jobs = new Map<string, { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void }>();
+  private readonly jobs = new Map<string, JobEntry>();
   private readonly writeOutcome: (outcome: JobOutcome) => Promise<boolean>;
   private readonly renewers = new Map<number, (lease: Lease) => Promise<boolean>>();
+  private readonly runtimes = new Map<string, { queue: Queue; ports: JobPorts; policy: JobPolicy }>();
+  private readonly jobHost: AnyActorRef;
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
+  private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
   private claimsInFlight = 0;
   private slotsFreedPending = false;
   private started = false;
@@ -205,6 +225,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       ...this.actorOptions(),
     });
     this.actor.start();
+    // Receives the job actors' done and error events, and ignores them: the supervisor
+    // hears of each job through its own observer.
+    this.jobHost = createActor(fromCallback(() => {}), { id: 'jobs', ...this.actorOptions() }).start();
   }
 
   // ── public API ──────────────────────────────────────────────────────────────────────────
@@ -345,42 +368,25 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   // ── job actors ──────────────────────────────────────────────────────────────────────────
 
   private spawn(job: ClaimedJob, leaseValidUntil: number): void {
-    const queue = this.queues.get(job.queue);
-    if (!queue) throw new Error(`store returned a job of queue "${job.queue}", which was not asked for`);
-    const s = queue.settings;
-    const handler = Object.hasOwn(queue.handlers, job.kind) ? queue.handlers[job.kind] : undefined;
+    const run = this.queueRuntime(job.queue);
+    const entry = { queue: run.queue, job, slotFree: false } as JobEntry;
+    this.jobs.set(job.id, entry);
+    this.slots.acquire(run.queue);
+    const gate = run.queue.settings.gate === undefined ? undefined : this.slots.gates.get(run.queue.settings.gate);
+    // Job actors are children of one host actor: they share its system (clock, inspection,
+    // timers) instead of building one each, which is most of what a root actor costs.
     const actor = createActor(jobMachine, {
+      parent: this.jobHost,
       input: {
         job,
-        hasHandler: handler !== undefined,
-        leaseMs: s.leaseMs,
-        heartbeatMs: s.heartbeatMs,
-        deadlineMs: s.deadlineMs ?? 0,
-        writeRetryMs: this.settings.writeRetryMs,
+        ports: run.ports,
+        policy: run.policy,
+        hasHandler: Object.hasOwn(run.queue.handlers, job.kind),
+        gated: gate !== undefined,
         leaseValidUntil,
-        ports: {
-          runHandler: (claimed, signal) =>
-            handler!({
-              id: claimed.id,
-              queue: claimed.queue,
-              kind: claimed.kind,
-              payload: claimed.payload,
-              attempt: claimed.attempt,
-              maxAttempts: claimed.maxAttempts,
-              signal,
-              record: claimed,
-            }),
-          writeOutcome: this.writeOutcome,
-          renewLease: this.renewerFor(s.leaseMs),
-          now: () => this.clock.now(),
-          backoffMs: s.backoff,
-        },
       },
-      ...this.actorOptions(),
     });
-    const entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void } = { actor, queue, job };
-    this.jobs.set(job.id, entry);
-    this.slots.acquire(queue);
+    entry.actor = actor;
     actor.subscribe({
       complete: () => this.finish(entry),
       error: (error) => {
@@ -391,30 +397,79 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       },
     });
     actor.start();
-    const gate = s.gate === undefined ? undefined : this.slots.gates.get(s.gate);
     if (gate) {
       void gate.limit(
         () =>
           new Promise<void>((resolve) => {
-            entry.done = resolve;
+            entry.leaveGate = resolve;
             actor.send({ type: 'job.start' });
           }),
       );
-    } else {
-      actor.send({ type: 'job.start' });
     }
   }
 
-  private finish(entry: { actor: JobActor; queue: Queue; job: ClaimedJob; done?: () => void }): void {
+  /** The ports and policy every job actor of a queue shares, made once. */
+  private queueRuntime(name: string): { queue: Queue; ports: JobPorts; policy: JobPolicy } {
+    let run = this.runtimes.get(name);
+    if (run) return run;
+    const queue = this.queues.get(name);
+    if (!queue) throw new Error(`store returned a job of queue "${name}", which was not asked for`);
+    const s = queue.settings;
+    run = {
+      queue,
+      policy: {
+        leaseMs: s.leaseMs,
+        heartbeatMs: s.heartbeatMs,
+        deadlineMs: s.deadlineMs ?? 0,
+        writeRetryMs: this.settings.writeRetryMs,
+      },
+      ports: {
+        runHandler: (claimed, abort) =>
+          queue.handlers[claimed.kind]!({
+            id: claimed.id,
+            queue: claimed.queue,
+            kind: claimed.kind,
+            payload: claimed.payload,
+            attempt: claimed.attempt,
+            maxAttempts: claimed.maxAttempts,
+            get signal() {
+              return abort.signal;
+            },
+            record: claimed,
+          }),
+        writeOutcome: this.writeOutcome,
+        renewLease: this.renewerFor(s.leaseMs),
+        freeSlot: (claimed) => {
+          const entry = this.jobs.get(claimed.id);
+          if (entry) this.freeSlot(entry);
+        },
+        now: () => this.clock.now(),
+        backoffMs: s.backoff,
+      },
+    };
+    this.runtimes.set(name, run);
+    return run;
+  }
+
+  /** The handler is over (or never ran): its slot can take the next job while the actor
+   *  waits for its write. */
+  private freeSlot(entry: JobEntry): void {
+    if (entry.slotFree) return;
+    entry.slotFree = true;
+    this.slots.release(entry.queue);
+    entry.leaveGate?.();
+    this.notifySlotsFreed();
+  }
+
+  private finish(entry: JobEntry): void {
     if (this.jobs.get(entry.job.id) !== entry) return;
     this.jobs.delete(entry.job.id);
-    this.slots.release(entry.queue);
-    entry.done?.();
+    this.freeSlot(entry);
     this.attemptsRun += 1;
     const snapshot = entry.actor.getSnapshot();
     const state = (snapshot.status === 'done' ? snapshot.value : 'lost') as JobActorFinalState;
     const context = snapshot.context as JobMachineContext;
-    this.counters.trigger.finished({ queue: entry.queue.name, state });
+    this.tally(entry.queue.name, state);
     if (state === 'dead') {
       this.alertDead({ ...entry.job, state: 'dead', error: context.error, leaseToken: null, leaseExpiresAt: null }, context.error);
     } else if (state === 'lost') {
@@ -432,6 +487,19 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.slotsFreedPending = false;
       this.actor.send({ type: 'supervisor.slotsFreed' });
     });
+  }
+
+  /** Counts a finished job; the counters store hears of a tick's jobs in one update each queue. */
+  private tally(queue: string, state: JobActorFinalState): void {
+    if (this.finishedTally.size === 0) {
+      queueMicrotask(() => {
+        for (const [name, states] of this.finishedTally) this.counters.trigger.finished({ queue: name, states });
+        this.finishedTally.clear();
+      });
+    }
+    const states = this.finishedTally.get(queue) ?? {};
+    states[state] = (states[state] ?? 0) + 1;
+    this.finishedTally.set(queue, states);
   }
 
   private renewerFor(leaseMs: number): (lease: Lease) => Promise<boolean> {

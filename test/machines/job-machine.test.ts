@@ -14,6 +14,7 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
   let writeAnswer: () => Promise<boolean> = async () => true;
   let renewAnswer: () => Promise<boolean> = async () => true;
   let signal: AbortSignal | undefined;
+  let slotsFreed = 0;
   const job: ClaimedJob = {
     id: '7', queue: 'q', kind: 'k', payload: {}, state: 'running', priority: 0, runAt: new Date(clock.now()),
     attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, workerId: 'w1',
@@ -21,21 +22,24 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
   };
   const ports: JobPorts = {
-    runHandler: (_job, s) => { signal = s; return handler.promise; },
+    runHandler: (_job, abort) => { signal = abort.signal; return handler.promise; },
     writeOutcome: (outcome) => { writes.push(outcome); return writeAnswer(); },
     renewLease: (lease) => { renewals.push(lease); return renewAnswer(); },
+    freeSlot: () => { slotsFreed += 1; },
     now: () => clock.now(),
     backoffMs: (attempt) => attempt * 1_000,
   };
   const actor = createActor(jobMachine, {
     clock,
     input: {
-      job, ports, hasHandler: options.hasHandler ?? true, leaseMs: 3_000, heartbeatMs: 1_000,
-      deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500, leaseValidUntil: clock.now() + 3_000,
+      job, ports, hasHandler: options.hasHandler ?? true, gated: true, leaseValidUntil: clock.now() + 3_000,
+      policy: { leaseMs: 3_000, heartbeatMs: 1_000, deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500 },
     },
   }).start();
   return {
-    clock: clock as SimulatedClock, actor, handler, writes, renewals, get signal() { return signal; },
+    clock: clock as SimulatedClock, actor, handler, writes, renewals,
+    get signal() { return signal; },
+    get slotsFreed() { return slotsFreed; },
     answerWrites(fn: () => Promise<boolean>) { writeAnswer = fn; },
     answerRenewals(fn: () => Promise<boolean>) { renewAnswer = fn; },
     value: () => actor.getSnapshot().value,
@@ -61,9 +65,12 @@ describe('job machine', () => {
     const answer = deferred<boolean>();
     h.answerWrites(() => (++calls === 1 ? Promise.reject(new Error('ECONNRESET')) : answer.promise));
     h.actor.send({ type: 'job.start' });
+    expect(h.slotsFreed).toBe(0);
     h.handler.resolve('r');
     await settle();
     expect(h.value()).toEqual({ completing: 'retryWait' });
+    // The handler is over: its slot is free while the write is still pending.
+    expect(h.slotsFreed).toBe(1);
     await advance(h.clock, 500);
     expect(calls).toBe(2);
     expect(h.value()).toEqual({ completing: 'waiting' });
