@@ -72,6 +72,65 @@ export interface JobCount {
   count: number;
 }
 
+/** One row of the history with its event id: ids grow with every append, across all jobs. */
+export interface JobEventEntry extends JobEvent {
+  id: string;
+}
+
+export interface ListJobEventsParams {
+  /** Events appended after this event id. Without it: the newest `limit` events. */
+  afterId?: string;
+  /** Default 100. */
+  limit?: number;
+}
+
+export interface ScanJobsParams {
+  queue?: string;
+  state?: JobState;
+  kind?: string;
+  uniqueKey?: string;
+  /** Newest first; pass the previous page's `nextBeforeId` to go on. */
+  beforeId?: string;
+  /** Jobs per page at most. Default 50. */
+  limit?: number;
+  /** Jobs examined per call at most, where no index serves the filters. Default 10,000. */
+  maxScan?: number;
+}
+
+export interface JobPage {
+  jobs: JobRecord[];
+  /** Where the next page starts (its `beforeId`), or null when no older job matches. A page
+   *  shorter than `limit` may still have a next one: the call stopped at `maxScan`. */
+  nextBeforeId: string | null;
+}
+
+/** The row states a queue's backlog is counted in: every state but `completed`. */
+export type BacklogState = Exclude<JobState, 'completed'>;
+
+export interface QueueBacklog {
+  queue: string;
+  /** Jobs per state, each counted up to `maxCount`: a count equal to it means at least. */
+  counts: Record<BacklogState, number>;
+  /** The earliest `runAt` among the queue's pending and retrying jobs, due or not. */
+  oldestRunAt: Date | null;
+}
+
+export interface CountJobTransitionsParams {
+  /** Transitions at or after this time. */
+  since: Date;
+  /** Width of a bucket: a transition at `at` falls in bucket floor((at - since) / bucketMs). */
+  bucketMs: number;
+  /** History rows read at most (default 100,000); past it the counts cover part of the window. */
+  maxEvents?: number;
+}
+
+export interface TransitionCount {
+  queue: string;
+  toState: JobState;
+  bucket: number;
+  count: number;
+}
+
 export interface PruneParams {
   /** Delete completed and skipped jobs (and their history) finished before this time. */
   completedBefore?: Date;
@@ -123,6 +182,20 @@ export interface JobStore {
   countJobs(): Promise<JobCount[]>;
   /** Deletes finished jobs and their history; returns how many jobs went. */
   pruneJobs(params: PruneParams): Promise<number>;
+
+  // Reads and actions for the inspector: each bounded, whatever the size of the table.
+
+  /** History across all jobs, oldest first, by event id: what changed since the last call. */
+  listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]>;
+  /** Jobs newest first matching every filter given, a page at a time. */
+  scanJobs(params: ScanJobsParams): Promise<JobPage>;
+  /** Per queue that has any job in a backlog state: its counts, capped, and oldest runAt. */
+  getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]>;
+  /** Transitions per queue, state entered and time bucket: throughput from the history. */
+  countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]>;
+  /** Deletes a job that no worker holds (any state but `running`) with its history. A running
+   *  one is left to its worker (the result says `deleted: false`). */
+  deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
 
   /** Calls `onWake(queue)` when jobs become available. Only when capabilities.notifications. */
   subscribe(onWake: (queue: string) => void): Promise<Unsubscribe>;

@@ -16,7 +16,15 @@
  * database's now(). No test sleeps; only the wake-up tests wait (briefly) for notifications.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EnqueueJob, EnqueueResult, JobOutcome, JobStore, Lease, SqlClient } from '../../src/adapters/store.js';
+import type {
+  EnqueueJob,
+  EnqueueResult,
+  JobOutcome,
+  JobStore,
+  Lease,
+  ScanJobsParams,
+  SqlClient,
+} from '../../src/adapters/store.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
 
 /** A clock that only moves when told to. */
@@ -1112,6 +1120,247 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         expect(sortedIds(await store.listJobs({}))).toEqual(sortedIds(live));
         for (const job of live) expect(await history(job.id)).not.toEqual([]);
         expect(await store.getJob({ id: laterDead.id })).toBeNull();
+      });
+    });
+
+    describe('listJobEvents', () => {
+      it('lists every job\'s history by event id, oldest first, after a given id', async () => {
+        const a = await enqueue({ queue: 'a' });
+        clock.advance(1_000);
+        const b = await enqueue({ queue: 'b' });
+        const claimed = await claimOne('a');
+        clock.advance(1_000);
+        expect(await setState(outcome('completed', lease(claimed)))).toBe(true);
+
+        const all = await store.listJobEvents({ afterId: '0' });
+        expect(all.map((e) => [e.jobId, e.fromState, e.toState, e.attempt, e.workerId, e.at.getTime()])).toEqual([
+          [a.id, null, 'pending', 0, null, T0],
+          [b.id, null, 'pending', 0, null, T0 + 1_000],
+          [a.id, 'pending', 'running', 1, 'w1', T0 + 1_000],
+          [a.id, 'running', 'completed', 1, 'w1', T0 + 2_000],
+        ]);
+        const eventIds = all.map((e) => BigInt(e.id));
+        expect(eventIds).toEqual([...eventIds].sort((x, y) => (x < y ? -1 : 1)));
+        expect(new Set(eventIds).size).toBe(4);
+
+        expect(await store.listJobEvents({ afterId: all[1]!.id })).toEqual(all.slice(2));
+        expect(await store.listJobEvents({ afterId: all[0]!.id, limit: 1 })).toEqual([all[1]]);
+        expect(await store.listJobEvents({ afterId: all[3]!.id })).toEqual([]);
+      });
+
+      it('without afterId, gives the newest events, oldest first', async () => {
+        expect(await store.listJobEvents({})).toEqual([]);
+        await jobIn('completed');
+        const all = await store.listJobEvents({ afterId: '0' });
+        expect(await store.listJobEvents({ limit: 2 })).toEqual(all.slice(-2));
+        expect(await store.listJobEvents({})).toEqual(all);
+      });
+
+      it('carries the error of a failed attempt', async () => {
+        await jobIn('retrying');
+        const events = await store.listJobEvents({ limit: 1 });
+        expect(events[0]).toMatchObject({ fromState: 'running', toState: 'retrying', error: { code: 'handler_error' } });
+      });
+    });
+
+    describe('scanJobs', () => {
+      /** Every page from the newest on, until the store says there is no next one. */
+      async function allPages(params: ScanJobsParams): Promise<{ pages: JobRecord[][]; jobs: JobRecord[] }> {
+        const pages: JobRecord[][] = [];
+        let beforeId: string | undefined;
+        for (let i = 0; i < 100; i++) {
+          const page = await store.scanJobs({ ...params, ...(beforeId === undefined ? {} : { beforeId }) });
+          pages.push(page.jobs);
+          if (page.nextBeforeId === null) return { pages, jobs: pages.flat() };
+          beforeId = page.nextBeforeId;
+        }
+        throw new Error('scanJobs never reached the last page');
+      }
+
+      it('pages newest first through every match of the filters, whatever the page and scan sizes', async () => {
+        // Pending jobs last: jobIn claims the only due job of its queue.
+        await jobIn('completed', { queue: 'a', kind: 'x', uniqueKey: 'k1' });
+        await jobIn('dead', { queue: 'b', kind: 'x' });
+        await jobIn('dead', { queue: 'a', kind: 'y' });
+        await jobIn('running', { queue: 'b', kind: 'y', uniqueKey: 'k1' });
+        await jobIn('cancelled', { queue: 'a', kind: 'x' });
+        await jobIn('skipped', { queue: 'c', kind: 'x' });
+        await jobIn('retrying', { queue: 'b', kind: 'x' });
+        await jobIn('dead', { queue: 'c', kind: 'x' });
+        await jobIn('completed', { queue: 'b', kind: 'y' });
+        await jobIn('running', { queue: 'a', kind: 'x' });
+        await jobIn('pending', { queue: 'a', kind: 'y' });
+        await jobIn('pending', { queue: 'b', kind: 'x', uniqueKey: 'k2' });
+        const everyJob = await store.listJobs({ limit: 1_000 });
+        expect(everyJob).toHaveLength(12);
+
+        const filters: ScanJobsParams[] = [
+          {},
+          { queue: 'a' },
+          { kind: 'x', queue: 'b' },
+          { state: 'pending' },
+          { state: 'completed' },
+          { state: 'retrying' },
+          { state: 'running' },
+          { state: 'running', queue: 'a' },
+          { state: 'dead' },
+          { state: 'dead', queue: 'a' },
+          { state: 'dead', kind: 'x' },
+          { state: 'cancelled' },
+          { state: 'skipped', queue: 'c' },
+          { uniqueKey: 'k1' },
+          { uniqueKey: 'k1', queue: 'b', state: 'running' },
+          { queue: 'nope' },
+          { state: 'dead', queue: 'nope' },
+        ];
+        for (const filter of filters) {
+          const expected = everyJob.filter(
+            (job) =>
+              (filter.queue === undefined || job.queue === filter.queue) &&
+              (filter.state === undefined || job.state === filter.state) &&
+              (filter.kind === undefined || job.kind === filter.kind) &&
+              (filter.uniqueKey === undefined || job.uniqueKey === filter.uniqueKey),
+          );
+          for (const sizes of [{}, { limit: 2, maxScan: 3 }, { limit: 1, maxScan: 1 }, { limit: 3, maxScan: 100 }]) {
+            const { pages, jobs } = await allPages({ ...filter, ...sizes });
+            expect({ filter, sizes, ids: ids(jobs) }).toEqual({ filter, sizes, ids: ids(expected) });
+            for (const page of pages) expect(page.length).toBeLessThanOrEqual(sizes.limit ?? 50);
+          }
+        }
+        const newestRunning = everyJob.find((job) => job.state === 'running')!;
+        expect((await store.scanJobs({ state: 'running' })).jobs[0]).toEqual(await getJob(newestRunning.id));
+      });
+
+      it('answers every match in one page when they fit, with no next page', async () => {
+        for (let i = 0; i < 5; i++) await enqueue();
+        const page = await store.scanJobs({ queue: 'q' });
+        expect(page.jobs).toHaveLength(5);
+        expect(page.nextBeforeId).toBeNull();
+        expect(await store.scanJobs({ beforeId: page.jobs[4]!.id })).toEqual({ jobs: [], nextBeforeId: null });
+      });
+
+      it('stops after maxScan jobs with a short page, and goes on from where it stopped', async () => {
+        const old = await enqueue({ queue: 'rare' });
+        for (let i = 0; i < 4; i++) await enqueue({ queue: 'common' });
+        const first = await store.scanJobs({ queue: 'rare', maxScan: 2 });
+        expect(first.jobs).toEqual([]);
+        expect(first.nextBeforeId).not.toBeNull();
+        const second = await store.scanJobs({ queue: 'rare', beforeId: first.nextBeforeId!, maxScan: 10 });
+        expect(ids(second.jobs)).toEqual([old.id]);
+      });
+
+      it('finds jobs by unique key, live or finished, in every queue', async () => {
+        const finished = await jobIn('completed', { queue: 'a', uniqueKey: 'order-7' });
+        const live = await enqueue({ queue: 'a', uniqueKey: 'order-7' });
+        const other = await enqueue({ queue: 'b', uniqueKey: 'order-7' });
+        await enqueue({ queue: 'a', uniqueKey: 'order-8' });
+        expect(ids((await store.scanJobs({ uniqueKey: 'order-7' })).jobs)).toEqual([other.id, live.id, finished.id]);
+        expect(ids((await store.scanJobs({ uniqueKey: 'order-7', queue: 'a' })).jobs)).toEqual([live.id, finished.id]);
+        expect((await store.scanJobs({ uniqueKey: 'order-9' })).jobs).toEqual([]);
+      });
+    });
+
+    describe('getQueueBacklogs', () => {
+      const zero = { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0 };
+
+      it('counts every state but completed per queue, and leaves out queues with none', async () => {
+        expect(await store.getQueueBacklogs({})).toEqual([]);
+        await jobIn('running', { queue: 'a' });
+        await jobIn('completed', { queue: 'a' });
+        await jobIn('dead', { queue: 'a' });
+        await jobIn('pending', { queue: 'a' });
+        await jobIn('pending', { queue: 'a' });
+        await jobIn('retrying', { queue: 'b' });
+        await jobIn('skipped', { queue: 'b' });
+        const cancelled = await enqueue({ queue: 'b' });
+        await store.cancelJob({ id: cancelled.id });
+        await jobIn('completed', { queue: 'c' });
+        const retryAt = (await store.getQueueBacklogs({})).find((q) => q.queue === 'b')?.oldestRunAt;
+        expect(await store.getQueueBacklogs({})).toEqual([
+          { queue: 'a', counts: { ...zero, pending: 2, running: 1, dead: 1 }, oldestRunAt: now() },
+          { queue: 'b', counts: { ...zero, retrying: 1, skipped: 1, cancelled: 1 }, oldestRunAt: retryAt },
+        ]);
+        expect(retryAt?.getTime()).toBe(T0 + 5_000);
+      });
+
+      it('stops each count at maxCount', async () => {
+        for (let i = 0; i < 2; i++) await jobIn('dead', { queue: 'a' });
+        for (let i = 0; i < 5; i++) await enqueue({ queue: 'a' });
+        const [backlog] = await store.getQueueBacklogs({ maxCount: 3 });
+        expect(backlog?.counts).toEqual({ ...zero, pending: 3, dead: 2 });
+      });
+
+      it('gives the earliest runAt of the pending and retrying jobs, due or not, across priorities', async () => {
+        await enqueue({ queue: 'a', priority: 5, runAt: new Date(T0 + 10_000) });
+        await enqueue({ queue: 'a', priority: -1, runAt: new Date(T0 - 7_000) });
+        await enqueue({ queue: 'a', priority: 0, runAt: new Date(T0 - 3_000) });
+        await enqueue({ queue: 'later', runAt: new Date(T0 + 60_000) });
+        expect((await store.getQueueBacklogs({})).map((q) => [q.queue, q.oldestRunAt?.getTime()])).toEqual([
+          ['a', T0 - 7_000],
+          ['later', T0 + 60_000],
+        ]);
+      });
+    });
+
+    describe('countJobTransitions', () => {
+      it('counts transitions since a time per queue, state entered and bucket', async () => {
+        await enqueue({ queue: 'a' });
+        clock.advance(60_000);
+        const since = now();
+        await enqueue({ queue: 'a' });
+        await enqueue({ queue: 'b' });
+        const first = await claimOne('a');
+        clock.advance(59_999);
+        await setState(outcome('completed', lease(first)));
+        clock.advance(1);
+        const second = await claimOne('a');
+        await setState(outcome('dead', lease(second)));
+        expect(await store.countJobTransitions({ since, bucketMs: 60_000 })).toEqual([
+          { queue: 'a', toState: 'completed', bucket: 0, count: 1 },
+          { queue: 'a', toState: 'dead', bucket: 1, count: 1 },
+          { queue: 'a', toState: 'pending', bucket: 0, count: 1 },
+          { queue: 'a', toState: 'running', bucket: 0, count: 1 },
+          { queue: 'a', toState: 'running', bucket: 1, count: 1 },
+          { queue: 'b', toState: 'pending', bucket: 0, count: 1 },
+        ]);
+        expect(await store.countJobTransitions({ since: now(), bucketMs: 1_000 })).toHaveLength(2);
+        expect(await store.countJobTransitions({ since: new Date(T0 + 1_000_000), bucketMs: 1_000 })).toEqual([]);
+      });
+
+      it('reads at most maxEvents history rows', async () => {
+        for (let i = 0; i < 5; i++) await enqueue();
+        const counts = await store.countJobTransitions({ since: new Date(T0), bucketMs: 1_000, maxEvents: 3 });
+        expect(counts.reduce((sum, c) => sum + c.count, 0)).toBe(3);
+      });
+    });
+
+    describe('deleteJob', () => {
+      it('deletes a job no worker holds, with its history, and frees its unique key', async () => {
+        const pending = await enqueue({ uniqueKey: 'u1' });
+        const dead = await jobIn('dead', { queue: 'other' });
+        const kept = await enqueue();
+        for (const job of [pending, dead]) {
+          const answer = await store.deleteJob({ id: job.id });
+          expect(answer).toMatchObject({ deleted: true, job: { id: job.id, state: job.state } });
+          expect(await store.getJob({ id: job.id })).toBeNull();
+          expect(await store.getJobEvents({ id: job.id })).toEqual([]);
+        }
+        const remaining = await store.listJobEvents({ afterId: '0' });
+        expect(remaining.map((e) => e.jobId)).toEqual([kept.id]);
+        expect((await enqueueOne({ uniqueKey: 'u1' })).created).toBe(true);
+        expect(await store.deleteJob({ id: pending.id })).toBeNull();
+      });
+
+      it('leaves a running job to its worker, whose writes still apply', async () => {
+        await enqueue();
+        const claimed = await claimOne();
+        const answer = await store.deleteJob({ id: claimed.id });
+        expect(answer).toMatchObject({ deleted: false, job: { id: claimed.id, state: 'running' } });
+        expect(await setState(outcome('completed', lease(claimed)))).toBe(true);
+      });
+
+      it('answers null for an unknown id', async () => {
+        expect(await store.deleteJob({ id: UNKNOWN_ID })).toBeNull();
       });
     });
 

@@ -12,18 +12,26 @@ import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import type {
   ClaimParams,
+  CountJobTransitionsParams,
   EnqueueJob,
   EnqueueResult,
   JobCount,
+  JobEventEntry,
   JobOutcome,
+  JobPage,
   JobStore,
   Lease,
+  ListJobEventsParams,
   ListJobsParams,
   PruneParams,
+  QueueBacklog,
+  ScanJobsParams,
   SqlClient,
   StoreCapabilities,
+  TransitionCount,
   Unsubscribe,
 } from '../store.js';
+import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
@@ -33,6 +41,7 @@ export interface MemoryStoreOptions {
 /** States in which a unique key is taken (the SQL stores' partial unique index). */
 const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running'];
 const DEFAULT_LIST_LIMIT = 50;
+const DEFAULT_EVENTS_LIMIT = 100;
 
 interface Subscription {
   onWake: (queue: string) => void;
@@ -44,11 +53,14 @@ export class MemoryStore implements JobStore {
   readonly #clock: Clock;
   /** Insertion order is id order, which `listJobs` relies on. */
   readonly #jobs = new Map<string, JobRecord>();
-  readonly #events = new Map<string, JobEvent[]>();
+  readonly #events = new Map<string, JobEventEntry[]>();
+  /** Every job's events by event id, in append order. */
+  readonly #eventLog = new Map<number, JobEventEntry>();
   /** `queue \0 uniqueKey` → id of the live job holding it. */
   readonly #liveKeys = new Map<string, string>();
   readonly #subscriptions = new Set<Subscription>();
   #nextId = 1;
+  #nextEventId = 1;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -234,7 +246,7 @@ export class MemoryStore implements JobStore {
   }
 
   async getJobEvents(params: { id: string }): Promise<JobEvent[]> {
-    return (this.#events.get(params.id) ?? []).map(copyEvent);
+    return (this.#events.get(params.id) ?? []).map(({ id, ...event }) => copyEvent(event));
   }
 
   async countJobs(): Promise<JobCount[]> {
@@ -264,11 +276,49 @@ export class MemoryStore implements JobStore {
             ? deadBefore
             : undefined;
       if (cutoff === undefined || !(finished < cutoff)) continue;
-      this.#jobs.delete(job.id);
-      this.#events.delete(job.id);
+      this.#forget(job);
       pruned += 1;
     }
     return pruned;
+  }
+
+  async listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
+    const limit = Math.max(0, params.limit ?? DEFAULT_EVENTS_LIMIT);
+    const entries = [...this.#eventLog.values()];
+    const page =
+      params.afterId === undefined
+        ? entries.slice(Math.max(0, entries.length - limit))
+        : entries.filter((entry) => Number(entry.id) > Number(params.afterId)).slice(0, limit);
+    return page.map((entry) => ({ ...copyEvent(entry), id: entry.id }));
+  }
+
+  async scanJobs(params: ScanJobsParams): Promise<JobPage> {
+    const page = scanJobs([...this.#jobs.values()].reverse(), params);
+    return { ...page, jobs: page.jobs.map(copyJob) };
+  }
+
+  async getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {
+    return queueBacklogs(this.#jobs.values(), params.maxCount).map((backlog) => ({
+      ...backlog,
+      counts: { ...backlog.counts },
+      oldestRunAt: copyDate(backlog.oldestRunAt),
+    }));
+  }
+
+  async countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]> {
+    const events = [...this.#eventLog.values()].map((event) => ({ queue: this.#jobs.get(event.jobId)!.queue, event }));
+    return countTransitions(events, params);
+  }
+
+  async deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {
+    const job = this.#jobs.get(params.id);
+    if (!job) return null;
+    if (job.state === 'running') return { job: copyJob(job), deleted: false };
+    this.#forget(job);
+    if (job.uniqueKey !== null && this.#liveKeys.get(keyOf(job.queue, job.uniqueKey)) === job.id) {
+      this.#liveKeys.delete(keyOf(job.queue, job.uniqueKey));
+    }
+    return { job: copyJob(job), deleted: true };
   }
 
   async subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
@@ -302,6 +352,13 @@ export class MemoryStore implements JobStore {
     this.#appendEvent(job, 'running', to === 'completed' ? null : job.error, now);
   }
 
+  /** Removes the job and its history. */
+  #forget(job: JobRecord): void {
+    for (const event of this.#events.get(job.id) ?? []) this.#eventLog.delete(Number(event.id));
+    this.#jobs.delete(job.id);
+    this.#events.delete(job.id);
+  }
+
   #setState(job: JobRecord, to: JobState, now: Date): void {
     job.state = to;
     job.updatedAt = now;
@@ -320,7 +377,9 @@ export class MemoryStore implements JobStore {
     at: Date,
     workerId: string | null = job.workerId,
   ): void {
-    this.#events.get(job.id)?.push({
+    const id = this.#nextEventId++;
+    const entry: JobEventEntry = {
+      id: String(id),
       jobId: job.id,
       fromState,
       toState: job.state,
@@ -328,7 +387,9 @@ export class MemoryStore implements JobStore {
       workerId,
       at,
       error: error === null ? null : structuredClone(error),
-    });
+    };
+    this.#events.get(job.id)?.push(entry);
+    this.#eventLog.set(id, entry);
   }
 
   #wake(queues: Iterable<string>): void {

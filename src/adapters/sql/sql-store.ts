@@ -5,27 +5,39 @@
 import type { ClaimedJob, Clock, JobEvent, JobRecord } from '../../types.js';
 import type {
   ClaimParams,
+  CountJobTransitionsParams,
   EnqueueJob,
   EnqueueResult,
   JobCount,
+  JobEventEntry,
   JobOutcome,
+  JobPage,
   JobStore,
   Lease,
+  ListJobEventsParams,
   ListJobsParams,
   PruneParams,
+  QueueBacklog,
+  ScanJobsParams,
   SqlClient,
   StoreCapabilities,
+  TransitionCount,
   Unsubscribe,
 } from '../store.js';
 import { migrate } from './migrate.js';
 import { cancelJob } from './queries/cancel-job.js';
 import { claimJobs } from './queries/claim-jobs.js';
+import { countJobTransitions } from './queries/count-job-transitions.js';
+import { deleteJob } from './queries/delete-job.js';
 import { enqueueJobs } from './queries/enqueue-jobs.js';
+import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
+import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
 import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
 import { retryJob } from './queries/retry-job.js';
+import { scanJobs } from './queries/scan-jobs.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
 import { SqlContext } from './sql-context.js';
 import type { SqlDriver } from './sql-driver.js';
@@ -113,6 +125,26 @@ export class SqlJobStore implements JobStore {
 
   pruneJobs(params: PruneParams): Promise<number> {
     return pruneJobs(this.#ctx, params);
+  }
+
+  listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
+    return listJobEvents(this.#ctx, params);
+  }
+
+  scanJobs(params: ScanJobsParams): Promise<JobPage> {
+    return scanJobs(this.#ctx, params);
+  }
+
+  getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {
+    return getQueueBacklogs(this.#ctx, params);
+  }
+
+  countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]> {
+    return countJobTransitions(this.#ctx, params);
+  }
+
+  deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {
+    return deleteJob(this.#ctx, params);
   }
 
   subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {

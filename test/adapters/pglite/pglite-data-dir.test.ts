@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { pgliteStore } from '../../../src/adapters/pglite/index.js';
+import { loadMigrations } from '../../../src/adapters/sql/migrate.js';
 
 // Two PGlite instances, one after the other (the first is closed before the second opens).
 const dir = await mkdtemp(join(tmpdir(), 'jobvisor-pglite-'));
@@ -13,7 +14,7 @@ afterAll(async () => {
 
 it('keeps jobs and their history in its data directory across a restart', async () => {
   const first = pgliteStore({ dataDir: dir });
-  expect(await first.migrate()).toEqual([1]);
+  expect(await first.migrate()).toEqual((await loadMigrations()).map((m) => m.version));
   const [created] = await first.enqueueJobs({ jobs: [{ queue: 'q', kind: 'k', payload: { keep: true }, maxAttempts: 2 }] });
   const [claimed] = await first.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'q', limit: 1 }] });
   await first.close();

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
+import { loadMigrations } from '../../../src/adapters/sql/migrate.js';
 import { CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
@@ -75,7 +76,7 @@ describePostgres('postgresStore', (url) => {
       const mixed = freshSchema('Jv_Mixed');
       const store = postgresStore({ pool, schema: mixed });
       try {
-        expect(await store.migrate()).toEqual([1]);
+        expect(await store.migrate()).toEqual((await loadMigrations()).map((m) => m.version));
         const [result] = await store.enqueueJobs({ jobs: [job] });
         expect(await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'q', limit: 1 }] })).toMatchObject([
           { id: result!.job.id },

@@ -1,0 +1,96 @@
+/**
+ * The inspector's reads over the memory store's maps: the same answers as the SQL statements
+ * in queries/scan-jobs.ts, get-queue-backlogs.ts and count-job-transitions.ts. They return
+ * the store's own objects; the store copies them on the way out.
+ */
+import type { JobEvent, JobRecord } from '../../types.js';
+import type {
+  BacklogState,
+  CountJobTransitionsParams,
+  JobPage,
+  QueueBacklog,
+  ScanJobsParams,
+  TransitionCount,
+} from '../store.js';
+
+export const DEFAULT_SCAN_LIMIT = 50;
+export const DEFAULT_MAX_SCAN = 10_000;
+export const DEFAULT_MAX_COUNT = 10_000;
+export const DEFAULT_MAX_EVENTS = 100_000;
+
+const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'];
+
+/** `newestFirst` in id order, newest first. Examines at most `maxScan` jobs older than
+ *  `beforeId`, as the SQL store does where no index serves the filters. */
+export function scanJobs(newestFirst: Iterable<JobRecord>, params: ScanJobsParams): JobPage {
+  const limit = Math.max(1, params.limit ?? DEFAULT_SCAN_LIMIT);
+  const maxScan = Math.max(1, params.maxScan ?? DEFAULT_MAX_SCAN);
+  const before = params.beforeId === undefined ? Infinity : Number(params.beforeId);
+  const jobs: JobRecord[] = [];
+  let examined = 0;
+  let lastExamined: string | null = null;
+  for (const job of newestFirst) {
+    if (!(Number(job.id) < before)) continue;
+    if (examined === maxScan) return { jobs, nextBeforeId: lastExamined };
+    examined += 1;
+    lastExamined = job.id;
+    if (!matches(job, params)) continue;
+    jobs.push(job);
+    if (jobs.length === limit) return { jobs, nextBeforeId: job.id };
+  }
+  return { jobs, nextBeforeId: null };
+}
+
+function matches(job: JobRecord, params: ScanJobsParams): boolean {
+  return (
+    (params.queue === undefined || job.queue === params.queue) &&
+    (params.state === undefined || job.state === params.state) &&
+    (params.kind === undefined || job.kind === params.kind) &&
+    (params.uniqueKey === undefined || job.uniqueKey === params.uniqueKey)
+  );
+}
+
+export function queueBacklogs(jobs: Iterable<JobRecord>, maxCount = DEFAULT_MAX_COUNT): QueueBacklog[] {
+  const byQueue = new Map<string, QueueBacklog>();
+  for (const job of jobs) {
+    if (job.state === 'completed') continue;
+    let backlog = byQueue.get(job.queue);
+    if (!backlog) {
+      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      backlog = { queue: job.queue, counts, oldestRunAt: null };
+      byQueue.set(job.queue, backlog);
+    }
+    backlog.counts[job.state] = Math.min(maxCount, backlog.counts[job.state] + 1);
+    const waiting = job.state === 'pending' || job.state === 'retrying';
+    if (waiting && (backlog.oldestRunAt === null || job.runAt < backlog.oldestRunAt)) backlog.oldestRunAt = job.runAt;
+  }
+  return [...byQueue.values()].sort((a, b) => compareStrings(a.queue, b.queue));
+}
+
+/** `events` oldest first, each with its job's queue. */
+export function countTransitions(
+  events: Iterable<{ queue: string; event: JobEvent }>,
+  params: CountJobTransitionsParams,
+): TransitionCount[] {
+  const since = params.since.getTime();
+  let budget = params.maxEvents ?? DEFAULT_MAX_EVENTS;
+  const counts = new Map<string, TransitionCount>();
+  for (const { queue, event } of events) {
+    const at = event.at.getTime();
+    if (at < since) continue;
+    if (budget-- <= 0) break;
+    const bucket = Math.floor((at - since) / params.bucketMs);
+    const key = `${queue}\0${event.toState}\0${bucket}`;
+    const entry = counts.get(key) ?? { queue, toState: event.toState, bucket, count: 0 };
+    entry.count += 1;
+    counts.set(key, entry);
+  }
+  return [...counts.values()].sort(
+    (a, b) => compareStrings(a.queue, b.queue) || compareStrings(a.toState, b.toState) || a.bucket - b.bucket,
+  );
+}
+
+/** Byte order, as the SQL stores sort with COLLATE "C". */
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,41 @@
+import type { JobRecord } from '../../../types.js';
+import { jobColumns, toDbId, toJobRecord } from '../job-row.js';
+import type { JobRow } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement } from '../statement.js';
+
+/**
+ * Deletes a job and its history, unless a worker holds it. The row is locked first, so the
+ * answer shows the state the decision was made on and no claim or fenced write can slip in
+ * between; a running job is left to its worker (deleted = false).
+ */
+const DELETE_JOB = defineStatement(
+  'delete_job',
+  (s) => `
+with target as (
+  select id, state from ${s.quoted}.jobs where id = $1 for update
+),
+deleted as (
+  delete from ${s.quoted}.jobs j using target t
+  where j.id = t.id and t.state <> 'running'
+  returning j.*
+),
+history as (
+  delete from ${s.quoted}.job_events where job_id in (select id from deleted)
+)
+select true as deleted, ${jobColumns('d')} from deleted d
+union all
+select false, ${jobColumns('j')} from ${s.quoted}.jobs j join target t on t.id = j.id
+where not exists (select from deleted)
+`,
+);
+
+export async function deleteJob(
+  ctx: SqlContext,
+  params: { id: string },
+): Promise<{ job: JobRecord; deleted: boolean } | null> {
+  const id = toDbId(params.id);
+  if (id === null) return null;
+  const [row] = await ctx.run<JobRow & { deleted: boolean }>(DELETE_JOB, [id]);
+  return row ? { job: toJobRecord(row), deleted: row.deleted } : null;
+}
