@@ -1,0 +1,256 @@
+/**
+ * Worker processes on one database, as in production: each test spawns real processes
+ * (test/fixtures/worker-process.ts) on a schema of the test's own and checks, from the rows, the
+ * history and what each handler reported, that every job ran to completion exactly once and
+ * never twice at the same time. Real time is unavoidable across processes: every wait polls
+ * with a deadline, none sleeps blindly.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { postgresStore } from '../../../src/adapters/postgres/index.js';
+import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
+import type { WorkerConfig, WorkerLine } from '../../fixtures/worker-process.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const WORKER_SCRIPT = fileURLToPath(new URL('../../fixtures/worker-process.ts', import.meta.url));
+const QUEUE = 'multi';
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** One worker process, its stdout lines parsed as they come, its stderr kept for failures. */
+class WorkerProcess {
+  readonly lines: WorkerLine[] = [];
+  readonly exited: Promise<Exit>;
+  exit: Exit | undefined;
+  /** By the test's clock: when the exit was seen (the process was gone by then). */
+  exitSeenAt: number | undefined;
+  #stderr = '';
+  readonly #child: ChildProcess;
+
+  constructor(readonly config: WorkerConfig) {
+    this.#child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    createInterface({ input: this.#child.stdout! }).on('line', (line) => {
+      // Anything but the worker's own lines (a stray log) is kept with stderr, for failures.
+      if (line.startsWith('{"event":')) this.lines.push(JSON.parse(line) as WorkerLine);
+      else this.#stderr += `(stdout) ${line}\n`;
+    });
+    this.#child.stderr!.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString()));
+    this.exited = new Promise((resolve) => {
+      this.#child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        this.exitSeenAt = now();
+        resolve(this.exit);
+      });
+    });
+  }
+
+  get id(): string {
+    return this.config.workerId;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.exit === undefined) this.#child.kill(signal);
+  }
+
+  /** Throws until the process has said `ready`. */
+  assertReady(): void {
+    this.assertAlive();
+    if (!this.lines.some((line) => line.event === 'ready')) throw new Error(`worker ${this.id} is not ready yet`);
+  }
+
+  assertAlive(): void {
+    if (this.exit) throw new Error(`worker ${this.id} exited (${JSON.stringify(this.exit)}):\n${this.#stderr}`);
+  }
+
+  /** SIGTERM, then the exit; the process must stop cleanly and report its counters. */
+  async stop(): Promise<Extract<WorkerLine, { event: 'stopped' }>> {
+    this.kill('SIGTERM');
+    const exit = await this.exited;
+    expect(exit, this.#stderr).toEqual({ code: 0, signal: null });
+    const stopped = this.lines.find((line) => line.event === 'stopped');
+    if (!stopped) throw new Error(`worker ${this.id} exited without reporting its counters`);
+    return stopped;
+  }
+}
+
+/** One run of a handler, from its `start` to its `end` line. */
+interface Execution {
+  job: string;
+  attempt: number;
+  worker: string;
+  start: number;
+  /** undefined: the process died while the handler ran. */
+  end: number | undefined;
+}
+
+function executionsOf(workers: readonly WorkerProcess[]): Execution[] {
+  const runs = new Map<string, Execution>();
+  for (const w of workers) {
+    for (const line of w.lines) {
+      if (line.event !== 'start' && line.event !== 'end') continue;
+      const key = `${line.job}/${line.attempt}/${line.worker}`;
+      if (line.event === 'start') {
+        expect(runs.has(key), `${key} started twice`).toBe(false);
+        runs.set(key, { job: line.job, attempt: line.attempt, worker: line.worker, start: line.at, end: undefined });
+      } else {
+        const run = runs.get(key);
+        expect(run?.end, `${key} ended without starting, or twice`).toBe(undefined);
+        run!.end = line.at;
+      }
+    }
+  }
+  return [...runs.values()];
+}
+
+/** Pairs of executions of one job that overlap in time. A run whose process died lasts
+ *  until that death was seen. */
+function overlapping(executions: readonly Execution[], workers: readonly WorkerProcess[]): string[] {
+  const diedAt = new Map(workers.map((w) => [w.id, w.exitSeenAt ?? Infinity]));
+  const byJob = new Map<string, Execution[]>();
+  for (const e of executions) byJob.set(e.job, [...(byJob.get(e.job) ?? []), e]);
+  const found: string[] = [];
+  for (const [job, runs] of byJob) {
+    const sorted = runs
+      .map((r) => ({ ...r, end: r.end ?? diedAt.get(r.worker)! }))
+      .sort((a, b) => a.start - b.start);
+    let latest = sorted[0]!;
+    for (const run of sorted.slice(1)) {
+      if (run.start < latest.end) found.push(`job ${job}: ${latest.worker}#${latest.attempt} and ${run.worker}#${run.attempt}`);
+      if (run.end > latest.end) latest = run;
+    }
+  }
+  return found;
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Polls `check` until it passes or `timeoutMs` is over; a worker that died ends the wait at once. */
+async function until(check: () => unknown, alive: readonly WorkerProcess[], timeoutMs: number): Promise<void> {
+  const deadline = now() + timeoutMs;
+  for (;;) {
+    for (const w of alive) w.assertAlive();
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (now() > deadline) throw error;
+    }
+    await sleep(20);
+  }
+}
+
+describePostgres('worker processes on one database', (url) => {
+  let pool: pg.Pool;
+  let run: { schema: string; store: SqlJobStore; workers: WorkerProcess[] } | undefined;
+
+  beforeAll(() => {
+    pool = testPool(url);
+  });
+
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  afterEach(async () => {
+    if (!run) return;
+    // A failed test may leave workers running: none may outlive it.
+    for (const w of run.workers) w.kill('SIGKILL');
+    await Promise.all(run.workers.map((w) => w.exited));
+    await run.store.close();
+    await dropSchema(pool, run.schema);
+    run = undefined;
+  });
+
+  /** A migrated schema of the test's own, and the means to run workers on it. */
+  async function setUp(prefix: string) {
+    const schema = freshSchema(prefix);
+    const store = postgresStore({ pool, schema });
+    const workers: WorkerProcess[] = [];
+    run = { schema, store, workers };
+    await store.migrate();
+
+    const startWorker = (config: Partial<WorkerConfig> & Pick<WorkerConfig, 'workerId'>) => {
+      const worker = new WorkerProcess({
+        url,
+        schema,
+        queue: QUEUE,
+        concurrency: 20,
+        leaseMs: 120_000,
+        pollIntervalMs: 50,
+        reaperIntervalMs: 30_000,
+        workMs: 2,
+        ...config,
+      });
+      workers.push(worker);
+      return worker;
+    };
+    /** Resolves once every one has started its supervisor (and so listens for wake-ups). */
+    const ready = (...ws: WorkerProcess[]) => until(() => ws.forEach((w) => w.assertReady()), ws, 20_000);
+    const countByState = async (): Promise<Record<string, number>> => {
+      const { rows } = await pool.query<{ state: string; count: number }>(
+        `select state, count(*)::int as count from "${schema}".jobs group by state`,
+      );
+      return Object.fromEntries(rows.map((row) => [row.state, row.count]));
+    };
+    const enqueue = (ns: readonly number[]) =>
+      store.enqueueJobs({ jobs: ns.map((n) => ({ queue: QUEUE, kind: 'run', payload: { n }, maxAttempts: 3 })) });
+    return { schema, store, startWorker, ready, countByState, enqueue };
+  }
+
+  it('four processes drain 5,000 jobs: each completed exactly once, never run twice at once', async () => {
+    const TOTAL = 5_000;
+    const BATCH = 250;
+    const { schema, startWorker, ready, countByState, enqueue } = await setUp('jv_multi_drain');
+    const four = ['w1', 'w2', 'w3', 'w4'].map((workerId) => startWorker({ workerId }));
+    await ready(...four);
+
+    // Enqueued while the workers run: they drain as the batches arrive.
+    for (let n = 0; n < TOTAL; n += BATCH) await enqueue(Array.from({ length: BATCH }, (_, i) => n + i));
+    // About 5 s on an idle two-core machine; the deadline leaves room for a loaded one.
+    await until(async () => expect(await countByState()).toEqual({ completed: TOTAL }), four, 45_000);
+    const stopped = await Promise.all(four.map((w) => w.stop()));
+
+    // Rows: completed on the first attempt, by the worker the result names, no lease left.
+    const { rows: jobs } = await pool.query<{ id: string; attempt: number; worker_id: string; result: { worker: string } }>(
+      `select id::text, attempt, worker_id, result from "${schema}".jobs where state = 'completed' and lease_token is null`,
+    );
+    expect(jobs).toHaveLength(TOTAL);
+    expect(jobs.filter((j) => j.attempt !== 1 || j.result.worker !== j.worker_id).map((j) => j.id)).toEqual([]);
+
+    // History: every job went enqueue → claim → completion, once, claimed and completed by the
+    // worker the row names. One string per distinct path: a single one is expected.
+    const { rows: paths } = await pool.query<{ path: string; count: number }>(`
+      select path, count(*)::int as count from (
+        select string_agg(coalesce(e.from_state, '-') || '>' || e.to_state
+          || coalesce('@' || (e.worker_id = j.worker_id)::text, ''), ' ' order by e.id) as path
+        from "${schema}".job_events e join "${schema}".jobs j on j.id = e.job_id
+        group by e.job_id
+      ) p group by path`);
+    expect(paths).toEqual([{ path: '->pending pending>running@true running>completed@true', count: TOTAL }]);
+
+    // Handlers: one execution per job, by the worker the row names, overlapping no other.
+    const executions = executionsOf(four);
+    expect(executions).toHaveLength(TOTAL);
+    const workerOf = new Map(jobs.map((j) => [j.id, j.worker_id]));
+    const odd = executions.filter((e) => e.end === undefined || e.attempt !== 1 || workerOf.get(e.job) !== e.worker);
+    expect(odd.map((e) => `${e.job}#${e.attempt}@${e.worker}`)).toEqual([]);
+    expect(overlapping(executions, four)).toEqual([]);
+
+    // Every process took part, and its own counters agree with the rows.
+    for (const { worker, counters } of stopped) {
+      const ran = jobs.filter((j) => j.worker_id === worker).length;
+      expect(ran, `jobs completed by ${worker}`).toBeGreaterThan(0);
+      expect(counters).toMatchObject({ claimed: ran, completed: ran, running: 0, retrying: 0, lost: 0 });
+    }
+  }, 90_000);
+});
