@@ -188,6 +188,7 @@ describePostgres('worker processes on one database', (url) => {
         leaseMs: 120_000,
         pollIntervalMs: 50,
         reaperIntervalMs: 30_000,
+        handler: 'work',
         workMs: 2,
         ...config,
       });
@@ -252,5 +253,68 @@ describePostgres('worker processes on one database', (url) => {
       expect(ran, `jobs completed by ${worker}`).toBeGreaterThan(0);
       expect(counters).toMatchObject({ claimed: ran, completed: ran, running: 0, retrying: 0, lost: 0 });
     }
+  }, 90_000);
+
+  it('a worker killed with SIGKILL mid-job: its jobs are rescued after their lease and completed by another process', async () => {
+    const LEASE_MS = 1_500;
+    const HELD = 5;
+    const TOTAL = 8;
+    const { schema, store, startWorker, ready, countByState, enqueue } = await setUp('jv_multi_crash');
+    const victim = startWorker({ workerId: 'victim', concurrency: HELD, leaseMs: LEASE_MS, handler: 'hang' });
+    await ready(victim);
+    const ids = (await enqueue(Array.from({ length: TOTAL }, (_, n) => n))).map((r) => r.job.id);
+    await until(() => expect(executionsOf([victim])).toHaveLength(HELD), [victim], 10_000);
+    const held = executionsOf([victim]).map((e) => e.job);
+
+    // A second process takes what the victim left, while the victim's jobs stay leased to it
+    // (its heartbeat renews them).
+    const survivor = startWorker({ workerId: 'survivor', concurrency: HELD, leaseMs: LEASE_MS, reaperIntervalMs: 100 });
+    await ready(survivor);
+    const both = [victim, survivor];
+    await until(async () => expect(await countByState()).toEqual({ running: HELD, completed: TOTAL - HELD }), both, 10_000);
+
+    // The leases as they stand: the victim can only push them later before it dies.
+    const { rows: leases } = await pool.query<{ id: string; lease_expires_at: Date }>(
+      `select id::text, lease_expires_at from "${schema}".jobs where state = 'running' and worker_id = 'victim'`,
+    );
+    expect(leases.map((l) => l.id).sort()).toEqual([...held].sort());
+    victim.kill('SIGKILL');
+    expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    await until(async () => expect(await countByState()).toEqual({ completed: TOTAL }), [survivor], LEASE_MS + 10_000);
+    const { counters } = await survivor.stop();
+    expect(counters).toMatchObject({ rescued: HELD, claimed: TOTAL, completed: TOTAL, lost: 0 });
+
+    for (const id of ids) {
+      const events = await store.getJobEvents({ id });
+      const path = events.map((e) => [e.fromState, e.toState, e.attempt, e.workerId, e.error?.code ?? null]);
+      if (!held.includes(id)) {
+        expect(path).toEqual([
+          [null, 'pending', 0, null, null],
+          ['pending', 'running', 1, 'survivor', null],
+          ['running', 'completed', 1, 'survivor', null],
+        ]);
+        continue;
+      }
+      expect(path).toEqual([
+        [null, 'pending', 0, null, null],
+        ['pending', 'running', 1, 'victim', null],
+        ['running', 'retrying', 1, 'victim', 'lease_expired'],
+        ['retrying', 'running', 2, 'survivor', null],
+        ['running', 'completed', 2, 'survivor', null],
+      ]);
+      // Rescued only after the lease ran out (both times by the database's clock).
+      const leaseSeen = leases.find((l) => l.id === id)!.lease_expires_at.getTime();
+      expect(events[2]!.at.getTime()).toBeGreaterThan(leaseSeen);
+    }
+
+    // The victim's handlers were cut off by the kill; the survivor ran each of those jobs
+    // once, on the next attempt, and never while the victim's ran.
+    const executions = executionsOf(both);
+    const summary = executions.map((e) => `${e.job}#${e.attempt}@${e.worker}:${e.end === undefined ? 'cut' : 'ran'}`);
+    expect(summary.sort()).toEqual(
+      ids.flatMap((id) => (held.includes(id) ? [`${id}#1@victim:cut`, `${id}#2@survivor:ran`] : [`${id}#1@survivor:ran`])).sort(),
+    );
+    expect(overlapping(executions, both)).toEqual([]);
   }, 90_000);
 });
