@@ -1,0 +1,304 @@
+/**
+ * The benchmark of issue 6: jobvisor against graphile-worker and pg-boss on one Postgres
+ * server. Forks one process per (run, scenario, system), each on a fresh schema that is
+ * dropped afterwards; runs are interleaved (run 1 of everything, then run 2 …) so that a
+ * burst of load from elsewhere on the machine lands on all systems alike.
+ */
+import { fork } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { summariseProfile } from './cpu-profile.js';
+import { machineInfo, versions, waitForQuiet } from './machine.js';
+import { type BenchOptions, parseOptions } from './options.js';
+import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
+import { writeReport } from './report.js';
+import type { BenchResults, Measurement } from './results.js';
+import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
+import { spread } from './stats.js';
+import { SYSTEM_SETTINGS, type SystemName } from './systems/system.js';
+
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = join(benchDir, '..');
+const SCHEMA_PREFIX = 'jvbench_';
+let quietWaitedS = 0;
+
+interface Task {
+  scenario: string;
+  spec: Omit<RunSpec, 'connectionString' | 'schema' | 'jobvisorRoot' | 'system'>;
+  systems: SystemName[];
+}
+
+const options = parseOptions(process.argv.slice(2), benchDir);
+if (options.reportOnly) {
+  const results = JSON.parse(await readFile(options.out, 'utf8')) as BenchResults;
+  await writeReport(results, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  console.log('BENCHMARKS.md regenerated from', relative(repoRoot, options.out));
+  process.exit(0);
+}
+await main(options);
+
+async function main(opts: BenchOptions): Promise<void> {
+  const startedAt = new Date();
+  await mkdir(join(benchDir, 'results'), { recursive: true });
+  const admin = new pg.Client({ connectionString: opts.connectionString });
+  await admin.connect();
+  await dropLeftoverSchemas(admin);
+  const machine = await machineInfo(opts.connectionString);
+  const vers = versions(benchDir, opts.jobvisorRoot);
+  log(`bench: ${opts.full ? 'full run' : opts.quick ? 'quick run' : 'partial run'} on Node ${machine.node}, PostgreSQL ${machine.postgres}, ${machine.cores} cores`);
+  log(`bench: jobvisor ${vers.jobvisor.version} @ ${vers.jobvisor.commit}${vers.jobvisor.dirtySrcFiles.length ? ` + ${vers.jobvisor.dirtySrcFiles.length} uncommitted src files` : ''} from ${opts.jobvisorRoot}; graphile-worker ${vers['graphile-worker']}; pg-boss ${vers['pg-boss']}`);
+
+  const results: BenchResults = {
+    full: opts.full,
+    quick: opts.quick,
+    startedAt: startedAt.toISOString(),
+    finishedAt: '',
+    durationS: 0,
+    quietWaitedS: 0,
+    runs: opts.runs,
+    concurrencies: opts.concurrencies,
+    sizes: opts.sizes,
+    machine,
+    versions: vers,
+    settings: { ...SYSTEM_SETTINGS },
+    measurements: [],
+    summary: {},
+  };
+
+  if (opts.scenarios.includes('pgbench')) results.pgbench = await runPgbench(opts);
+
+  const tasks = plan(opts);
+  for (let run = 1; run <= opts.runs; run++) {
+    for (const task of tasks) {
+      for (const system of task.systems) {
+        results.measurements.push(await runOne(opts, admin, task, system, run));
+      }
+    }
+  }
+
+  if (opts.scenarios.includes('profile') && opts.systems.includes('jobvisor')) {
+    const c = Math.max(...opts.concurrencies);
+    const file = join(benchDir, 'results', `jobvisor-drain-c${c}.cpuprofile`);
+    const task: Task = {
+      scenario: `profile-c${c}`,
+      systems: ['jobvisor'],
+      spec: { kind: 'profile', jobs: opts.sizes.drainJobs, concurrency: c, warmup: opts.sizes.drainWarmup, profileOut: file },
+    };
+    const m = await runOne(opts, admin, task, 'jobvisor', 1);
+    if (m.ok) {
+      results.profile = { scenario: task.scenario, file: relative(repoRoot, file), ...(await summariseProfile(file, opts.sizes.drainJobs, opts.jobvisorRoot)) };
+    }
+  }
+  await admin.end();
+
+  results.summary = summarise(results.measurements);
+  results.quietWaitedS = Math.round(quietWaitedS);
+  const finishedAt = new Date();
+  results.finishedAt = finishedAt.toISOString();
+  results.durationS = Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000);
+  await writeFile(opts.out, `${JSON.stringify(results, null, 2)}\n`);
+  const side = opts.out.replace(/\.json$/, '');
+  await writeReport(results, {
+    markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
+    chartPath: opts.full ? join(benchDir, 'results/throughput-by-concurrency.svg') : `${side}.svg`,
+    repoRoot,
+    benchDir,
+  });
+  printSummary(results);
+  log(`bench: done in ${results.durationS} s; results in ${relative(process.cwd(), opts.out)}${opts.full ? ', BENCHMARKS.md regenerated' : ` and ${relative(process.cwd(), side)}.md`}`);
+  const failed = results.measurements.filter((m) => !m.ok);
+  if (failed.length > 0) {
+    log(`bench: ${failed.length} run(s) failed`);
+    process.exitCode = 1;
+  }
+}
+
+function plan(opts: BenchOptions): Task[] {
+  const s = opts.sizes;
+  const tasks: Task[] = [];
+  const all = opts.systems;
+  const jobvisorOnly: SystemName[] = all.includes('jobvisor') ? ['jobvisor'] : [];
+  for (const scenario of opts.scenarios) {
+    switch (scenario) {
+      case 'enqueue':
+        tasks.push({ scenario, systems: all, spec: { kind: 'enqueue', jobs: s.enqueueJobs, warmup: 100 } });
+        break;
+      case 'drain':
+        for (const c of opts.concurrencies) {
+          tasks.push({ scenario: `drain-c${c}`, systems: all, spec: { kind: 'drain', jobs: s.drainJobs, concurrency: c, warmup: s.drainWarmup } });
+        }
+        break;
+      case 'latency':
+        tasks.push({ scenario, systems: all, spec: { kind: 'latency', jobs: 0, samples: s.latencySamples, warmup: s.latencyWarmup, concurrency: 10 } });
+        break;
+      case 'memory':
+        tasks.push({ scenario, systems: jobvisorOnly, spec: { kind: 'memory', jobs: s.memoryJobs, concurrency: s.memoryJobs } });
+        break;
+      case 'backlog':
+        tasks.push({
+          scenario,
+          systems: jobvisorOnly,
+          spec: { kind: 'drain', jobs: s.backlogJobs, measure: s.backlogMeasure, concurrency: s.backlogConcurrency, warmup: s.drainWarmup },
+        });
+        break;
+      case 'pgbench':
+      case 'profile':
+        break;
+    }
+  }
+  return tasks.filter((t) => t.systems.length > 0);
+}
+
+async function runOne(opts: BenchOptions, admin: pg.Client, task: Task, system: SystemName, run: number): Promise<Measurement> {
+  const quiet = await quietMachine(opts);
+  const schema = `${SCHEMA_PREFIX}${task.scenario}_${system}_r${run}_${process.pid}`.replace(/-/g, '_');
+  const spec: RunSpec = { ...task.spec, system, schema, connectionString: opts.connectionString, jobvisorRoot: opts.jobvisorRoot };
+  const t0 = performance.now();
+  let outcome: ChildMessage;
+  try {
+    outcome = { ok: true, result: await runChild(spec, opts.runTimeoutS) };
+  } catch (error) {
+    outcome = { ok: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await admin.query(`drop schema if exists "${schema}" cascade`);
+  }
+  const m: Measurement = {
+    scenario: task.scenario,
+    system,
+    run,
+    ok: outcome.ok,
+    ...(outcome.ok ? {} : { error: outcome.error }),
+    metrics: outcome.ok ? outcome.result.metrics : {},
+    busyBefore: round(quiet.busy, 3),
+    load1: round(quiet.load1, 2),
+    wallS: round((performance.now() - t0) / 1000, 1),
+  };
+  const headline = m.ok ? describe(m.metrics) : `FAILED: ${m.error?.split('\n')[0]}`;
+  log(`[run ${run}/${opts.runs}] ${task.scenario.padEnd(10)} ${system.padEnd(15)} ${headline}  (${m.wallS} s, machine ${Math.round(quiet.busy * 100)}% busy before)`);
+  return m;
+}
+
+async function quietMachine(opts: BenchOptions): ReturnType<typeof waitForQuiet> {
+  const quiet = await waitForQuiet(Math.min(opts.quietWaitS, Math.max(0, opts.quietBudgetS - quietWaitedS)));
+  quietWaitedS += quiet.waitedS;
+  return quiet;
+}
+
+function runChild(spec: RunSpec, timeoutS: number): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(benchDir, 'src/child.ts'), [JSON.stringify(spec)], {
+      // tsx runs the TypeScript (jobvisor's src/ too); --expose-gc lets a run start from a collected heap.
+      execArgv: ['--import', 'tsx', '--expose-gc'],
+      cwd: benchDir,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let answer: ChildMessage | undefined;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`run timed out after ${timeoutS} s`));
+    }, timeoutS * 1000);
+    child.on('message', (message) => (answer = message as ChildMessage));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (answer?.ok) resolve(answer.result);
+      else reject(new Error(answer && !answer.ok ? answer.error : `run exited with ${signal ?? code} and no result`));
+    });
+  });
+}
+
+async function runPgbench(opts: BenchOptions): Promise<NonNullable<BenchResults['pgbench']>> {
+  const setup = { connectionString: opts.connectionString, clients: opts.sizes.pgbenchClients, seconds: opts.sizes.pgbenchSeconds };
+  const runs: PgbenchRun[] = await withPgbenchDatabase(opts.connectionString, async (url) => {
+    const out: PgbenchRun[] = [];
+    for (let run = 1; run <= opts.runs; run++) {
+      const quiet = await quietMachine(opts);
+      const r = await pgbenchOnce(url, setup);
+      log(`[run ${run}/${opts.runs}] pgbench    one-row update, ${setup.clients} clients, ${setup.seconds} s: ${fmt(r.tps)} TPS (machine ${Math.round(quiet.busy * 100)}% busy before)`);
+      out.push(r);
+    }
+    return out;
+  });
+  return {
+    clients: setup.clients,
+    seconds: setup.seconds,
+    script: PGBENCH_SCRIPT,
+    runs,
+    tps: spread(runs.map((r) => r.tps)),
+    latencyMs: spread(runs.map((r) => r.latencyMs)),
+  };
+}
+
+function summarise(measurements: Measurement[]): BenchResults['summary'] {
+  const summary: BenchResults['summary'] = {};
+  for (const m of measurements) {
+    if (!m.ok) continue;
+    const bySystem = (summary[m.scenario] ??= {});
+    const metrics = (bySystem[m.system] ??= {});
+    for (const [name, value] of Object.entries(m.metrics)) {
+      const values = measurements
+        .filter((o) => o.ok && o.scenario === m.scenario && o.system === m.system)
+        .map((o) => o.metrics[name]!)
+        .filter((v) => v !== undefined);
+      metrics[name] = spread(values);
+    }
+  }
+  return summary;
+}
+
+/** Schemas of an earlier bench run that crashed: only ours (prefix), only of dead processes. */
+async function dropLeftoverSchemas(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query(`select nspname from pg_namespace where nspname like '${SCHEMA_PREFIX}%'`);
+  for (const { nspname } of rows as { nspname: string }[]) {
+    const pid = Number(/_(\d+)$/.exec(nspname)?.[1]);
+    if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
+    await admin.query(`drop schema if exists "${nspname}" cascade`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function describe(metrics: Record<string, number>): string {
+  const parts: string[] = [];
+  if (metrics.jobsPerSec !== undefined) parts.push(`${fmt(metrics.jobsPerSec)} jobs/s`);
+  if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
+  if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
+  if (metrics.peakRssMb !== undefined) parts.push(`peak RSS ${fmt(metrics.peakRssMb)} MB, heap ${fmt(metrics.peakHeapUsedMb!)} MB, all started in ${fmt(metrics.startAllMs!)} ms`);
+  return parts.join(', ');
+}
+
+function printSummary(results: BenchResults): void {
+  log('');
+  log('median [min–max] per scenario and system:');
+  for (const [scenario, bySystem] of Object.entries(results.summary)) {
+    for (const [system, metrics] of Object.entries(bySystem)) {
+      const medians = Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, v.median]));
+      log(`  ${scenario.padEnd(10)} ${system.padEnd(15)} ${describe(medians)}`);
+    }
+  }
+  if (results.pgbench) log(`  pgbench    ${fmt(results.pgbench.tps.median)} TPS [${fmt(results.pgbench.tps.min)}–${fmt(results.pgbench.tps.max)}]`);
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+}
+
+function round(n: number, digits: number): number {
+  return Number.isFinite(n) ? Number(n.toFixed(digits)) : n;
+}
+
+function log(line: string): void {
+  console.error(line);
+}

@@ -1,0 +1,153 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
+
+/** The scenarios a user can pick with --scenarios; drain expands to one per concurrency. */
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'latency', 'memory', 'backlog', 'pgbench', 'profile'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export interface Sizes {
+  enqueueJobs: number;
+  drainJobs: number;
+  drainWarmup: number;
+  latencySamples: number;
+  latencyWarmup: number;
+  memoryJobs: number;
+  backlogJobs: number;
+  /** Jobs timed out of the big backlog; the same count as a drain, so the rates compare. */
+  backlogMeasure: number;
+  backlogConcurrency: number;
+  pgbenchSeconds: number;
+  pgbenchClients: number;
+}
+
+export interface BenchOptions {
+  quick: boolean;
+  runs: number;
+  systems: SystemName[];
+  scenarios: ScenarioName[];
+  concurrencies: number[];
+  sizes: Sizes;
+  connectionString: string;
+  jobvisorRoot: string;
+  /** Seconds to wait, before each run, for the other processes on the machine to go quiet. */
+  quietWaitS: number;
+  /** Most seconds of such waiting in the whole bench, so a busy machine cannot stretch it. */
+  quietBudgetS: number;
+  /** A full default run writes results/latest.json and BENCHMARKS.md; others a side file. */
+  full: boolean;
+  out: string;
+  reportOnly: boolean;
+  /** Per-run timeout of a child process. */
+  runTimeoutS: number;
+}
+
+const FULL: Sizes = {
+  enqueueJobs: 20_000,
+  drainJobs: 20_000,
+  drainWarmup: 1_000,
+  latencySamples: 200,
+  latencyWarmup: 20,
+  memoryJobs: 10_000,
+  backlogJobs: 200_000,
+  backlogMeasure: 20_000,
+  backlogConcurrency: 50,
+  pgbenchSeconds: 10,
+  pgbenchClients: 10,
+};
+
+const QUICK: Sizes = {
+  enqueueJobs: 5_000,
+  drainJobs: 5_000,
+  drainWarmup: 500,
+  latencySamples: 50,
+  latencyWarmup: 10,
+  memoryJobs: 2_000,
+  backlogJobs: 50_000,
+  backlogMeasure: 5_000,
+  backlogConcurrency: 50,
+  pgbenchSeconds: 3,
+  pgbenchClients: 10,
+};
+
+export const USAGE = `usage: npm run bench -- [options]      (from the repo root; runs on Node 22)
+
+  --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
+  --runs N                runs per figure (default 3; --quick 1)
+  --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all)
+  --concurrency 10,50     drain concurrencies (default 10,50)
+  --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree)
+  --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
+  --quiet-wait S          before each run wait up to S s for the machine to go idle (default 15,
+                          at most 150 s in all; --quick 0)
+  --out FILE              results file (default results/latest.json for a full run, else results/last-run.json)
+  --report-only           regenerate BENCHMARKS.md and the chart from results/latest.json
+  --help`;
+
+export function parseOptions(argv: string[], benchDir: string): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      systems: { type: 'string' },
+      scenarios: { type: 'string' },
+      concurrency: { type: 'string' },
+      'jobvisor-root': { type: 'string' },
+      database: { type: 'string' },
+      'quiet-wait': { type: 'string' },
+      out: { type: 'string' },
+      'report-only': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const list = <T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] => {
+    if (raw === undefined) return [...allowed];
+    const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const item of items) {
+      if (!allowed.includes(item as T)) throw new Error(`unknown ${what} "${item}"; one of ${allowed.join(', ')}`);
+    }
+    return items as T[];
+  };
+  const positiveInt = (raw: string | undefined, fallback: number, what: string): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a non-negative integer, got "${raw}"`);
+    return n;
+  };
+  const systems = list(values.systems, SYSTEM_NAMES, 'system');
+  const scenarios = list(values.scenarios, SCENARIO_NAMES, 'scenario');
+  const concurrencies = (values.concurrency ?? '10,50').split(',').map((c) => positiveInt(c, 0, '--concurrency'));
+  const runs = Math.max(1, positiveInt(values.runs, quick ? 1 : 3, '--runs'));
+  const jobvisorRoot = resolve(values['jobvisor-root'] ?? resolve(benchDir, '..'));
+  const full =
+    !quick &&
+    values.systems === undefined &&
+    values.scenarios === undefined &&
+    values.concurrency === undefined &&
+    values['jobvisor-root'] === undefined &&
+    runs >= 3;
+  return {
+    quick,
+    runs,
+    systems,
+    scenarios,
+    concurrencies,
+    sizes: quick ? QUICK : FULL,
+    connectionString: values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    jobvisorRoot,
+    quietWaitS: positiveInt(values['quiet-wait'], quick ? 0 : 15, '--quiet-wait'),
+    quietBudgetS: 150,
+    full,
+    out: resolve(benchDir, values.out ?? (full || values['report-only'] ? 'results/latest.json' : 'results/last-run.json')),
+    reportOnly: values['report-only'] ?? false,
+    runTimeoutS: 600,
+  };
+}

@@ -1,0 +1,30 @@
+import type { SystemName } from './systems/system.js';
+
+/** What one child process measures: one system, one scenario, one run, one fresh schema. */
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile';
+
+export interface RunSpec {
+  kind: ScenarioKind;
+  system: SystemName;
+  connectionString: string;
+  schema: string;
+  jobvisorRoot: string;
+  /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight. */
+  jobs: number;
+  /** drain/profile: jobs timed out of the backlog (≤ jobs). */
+  measure?: number;
+  concurrency?: number;
+  /** Jobs run (drain) or enqueued (enqueue, latency) before measuring, to warm the JIT and pools. */
+  warmup?: number;
+  /** latency: jobs timed, one at a time. */
+  samples?: number;
+  /** profile: where to write the .cpuprofile of the measured window. */
+  profileOut?: string;
+}
+
+export interface RunResult {
+  metrics: Record<string, number>;
+  info?: Record<string, unknown>;
+}
+
+export type ChildMessage = { ok: true; result: RunResult } | { ok: false; error: string };
