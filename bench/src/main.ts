@@ -24,6 +24,13 @@ const repoRoot = join(benchDir, '..');
 const SCHEMA_PREFIX = 'jvbench_';
 let quietWaitedS = 0;
 
+/** A system as run: jobvisor once per checkout compared. */
+interface Entry {
+  system: SystemName;
+  label: string;
+  root: string;
+}
+
 interface Task {
   scenario: string;
   spec: Omit<RunSpec, 'connectionString' | 'schema' | 'jobvisorRoot' | 'system'>;
@@ -46,9 +53,16 @@ async function main(opts: BenchOptions): Promise<void> {
   await admin.connect();
   await dropLeftoverSchemas(admin);
   const machine = await machineInfo(opts.connectionString);
-  const vers = versions(benchDir, opts.jobvisorRoot);
+  const vers = versions(benchDir, opts.jobvisorRoots[0]!);
+  const jobvisors: Entry[] = opts.jobvisorRoots.map((root) => ({
+    system: 'jobvisor',
+    root,
+    label: opts.jobvisorRoots.length === 1 ? 'jobvisor' : `jobvisor@${checkoutLabel(root)}`,
+  }));
+  const entries = (systems: SystemName[]): Entry[] =>
+    systems.flatMap((system) => (system === 'jobvisor' ? jobvisors : [{ system, label: system, root: opts.jobvisorRoots[0]! }]));
   log(`bench: ${opts.full ? 'full run' : opts.quick ? 'quick run' : 'partial run'} on Node ${machine.node}, PostgreSQL ${machine.postgres}, ${machine.cores} cores`);
-  log(`bench: jobvisor ${vers.jobvisor.version} @ ${vers.jobvisor.commit}${vers.jobvisor.dirtySrcFiles.length ? ` + ${vers.jobvisor.dirtySrcFiles.length} uncommitted src files` : ''} from ${opts.jobvisorRoot}; graphile-worker ${vers['graphile-worker']}; pg-boss ${vers['pg-boss']}`);
+  log(`bench: jobvisor ${vers.jobvisor.version} @ ${vers.jobvisor.commit}${vers.jobvisor.dirtySrcFiles.length ? ` + ${vers.jobvisor.dirtySrcFiles.length} uncommitted src files` : ''} from ${opts.jobvisorRoots.join(', ')}; graphile-worker ${vers['graphile-worker']}; pg-boss ${vers['pg-boss']}`);
 
   const results: BenchResults = {
     full: opts.full,
@@ -72,13 +86,13 @@ async function main(opts: BenchOptions): Promise<void> {
   const tasks = plan(opts);
   for (let run = 1; run <= opts.runs; run++) {
     for (const task of tasks) {
-      for (const system of task.systems) {
-        results.measurements.push(await runOne(opts, admin, task, system, run));
+      for (const entry of entries(task.systems)) {
+        results.measurements.push(await runOne(opts, admin, task, entry, run));
       }
     }
   }
 
-  if (opts.scenarios.includes('profile') && opts.systems.includes('jobvisor')) {
+  if (opts.scenarios.includes('profile') && opts.systems.includes('jobvisor') && jobvisors.length === 1) {
     const c = Math.max(...opts.concurrencies);
     const file = join(benchDir, 'results', `jobvisor-drain-c${c}.cpuprofile`);
     const task: Task = {
@@ -86,9 +100,9 @@ async function main(opts: BenchOptions): Promise<void> {
       systems: ['jobvisor'],
       spec: { kind: 'profile', jobs: opts.sizes.drainJobs, concurrency: c, warmup: opts.sizes.drainWarmup, profileOut: file },
     };
-    const m = await runOne(opts, admin, task, 'jobvisor', 1);
+    const m = await runOne(opts, admin, task, jobvisors[0]!, 1);
     if (m.ok) {
-      results.profile = { scenario: task.scenario, file: relative(repoRoot, file), ...(await summariseProfile(file, opts.sizes.drainJobs, opts.jobvisorRoot)) };
+      results.profile = { scenario: task.scenario, file: relative(repoRoot, file), ...(await summariseProfile(file, opts.sizes.drainJobs, jobvisors[0]!.root)) };
     }
   }
   await admin.end();
@@ -151,10 +165,11 @@ function plan(opts: BenchOptions): Task[] {
   return tasks.filter((t) => t.systems.length > 0);
 }
 
-async function runOne(opts: BenchOptions, admin: pg.Client, task: Task, system: SystemName, run: number): Promise<Measurement> {
+async function runOne(opts: BenchOptions, admin: pg.Client, task: Task, entry: Entry, run: number): Promise<Measurement> {
+  const { system, label } = entry;
   const quiet = await quietMachine(opts);
   const schema = `${SCHEMA_PREFIX}${task.scenario}_${system}_r${run}_${process.pid}`.replace(/-/g, '_');
-  const spec: RunSpec = { ...task.spec, system, schema, connectionString: opts.connectionString, jobvisorRoot: opts.jobvisorRoot };
+  const spec: RunSpec = { ...task.spec, system, schema, connectionString: opts.connectionString, jobvisorRoot: entry.root };
   const t0 = performance.now();
   let outcome: ChildMessage;
   try {
@@ -167,6 +182,7 @@ async function runOne(opts: BenchOptions, admin: pg.Client, task: Task, system: 
   const m: Measurement = {
     scenario: task.scenario,
     system,
+    label,
     run,
     ok: outcome.ok,
     ...(outcome.ok ? {} : { error: outcome.error }),
@@ -176,7 +192,7 @@ async function runOne(opts: BenchOptions, admin: pg.Client, task: Task, system: 
     wallS: round((performance.now() - t0) / 1000, 1),
   };
   const headline = m.ok ? describe(m.metrics) : `FAILED: ${m.error?.split('\n')[0]}`;
-  log(`[run ${run}/${opts.runs}] ${task.scenario.padEnd(10)} ${system.padEnd(15)} ${headline}  (${m.wallS} s, machine ${Math.round(quiet.busy * 100)}% busy before)`);
+  log(`[run ${run}/${opts.runs}] ${task.scenario.padEnd(10)} ${label.padEnd(15)} ${headline}  (${m.wallS} s, machine ${Math.round(quiet.busy * 100)}% busy before)`);
   return m;
 }
 
@@ -239,10 +255,10 @@ function summarise(measurements: Measurement[]): BenchResults['summary'] {
   for (const m of measurements) {
     if (!m.ok) continue;
     const bySystem = (summary[m.scenario] ??= {});
-    const metrics = (bySystem[m.system] ??= {});
-    for (const [name, value] of Object.entries(m.metrics)) {
+    const metrics = (bySystem[m.label] ??= {});
+    for (const name of Object.keys(m.metrics)) {
       const values = measurements
-        .filter((o) => o.ok && o.scenario === m.scenario && o.system === m.system)
+        .filter((o) => o.ok && o.scenario === m.scenario && o.label === m.label)
         .map((o) => o.metrics[name]!)
         .filter((v) => v !== undefined);
       metrics[name] = spread(values);
@@ -259,6 +275,12 @@ async function dropLeftoverSchemas(admin: pg.Client): Promise<void> {
     if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
     await admin.query(`drop schema if exists "${nspname}" cascade`);
   }
+}
+
+/** `<short commit>` of a checkout, `+` when its src/ has uncommitted changes. */
+function checkoutLabel(root: string): string {
+  const v = versions(benchDir, root).jobvisor;
+  return `${v.commit || root}${v.dirtySrcFiles.length > 0 ? '+' : ''}`;
 }
 
 function isAlive(pid: number): boolean {
@@ -289,6 +311,22 @@ function printSummary(results: BenchResults): void {
     }
   }
   if (results.pgbench) log(`  pgbench    ${fmt(results.pgbench.tps.median)} TPS [${fmt(results.pgbench.tps.min)}–${fmt(results.pgbench.tps.max)}]`);
+  // An A/B of checkouts: each later variant against the first, metric by metric.
+  const labels = [...new Set(results.measurements.filter((m) => m.system === 'jobvisor').map((m) => m.label))];
+  if (labels.length > 1) {
+    const base = labels[0]!;
+    log('');
+    log(`ratios of medians against ${base}:`);
+    for (const [scenario, bySystem] of Object.entries(results.summary)) {
+      for (const label of labels.slice(1)) {
+        const a = bySystem[base];
+        const b = bySystem[label];
+        if (!a || !b) continue;
+        const keys = ['jobsPerSec', 'cpuPerJobUs', 'p50Ms', 'p99Ms', 'peakRssMb', 'peakHeapUsedMb'].filter((k) => a[k] && b[k]);
+        log(`  ${scenario.padEnd(10)} ${label.padEnd(15)} ${keys.map((k) => `${k} ${(b[k]!.median / a[k]!.median).toFixed(2)}×`).join(', ')}`);
+      }
+    }
+  }
 }
 
 function fmt(n: number): string {

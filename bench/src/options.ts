@@ -29,7 +29,9 @@ export interface BenchOptions {
   concurrencies: number[];
   sizes: Sizes;
   connectionString: string;
-  jobvisorRoot: string;
+  /** Checkouts whose src/ runs as jobvisor; with several, each is a variant measured
+   *  interleaved with the others (an A/B of engine changes). */
+  jobvisorRoots: string[];
   /** Seconds to wait, before each run, for the other processes on the machine to go quiet. */
   quietWaitS: number;
   /** Most seconds of such waiting in the whole bench, so a busy machine cannot stretch it. */
@@ -77,7 +79,8 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
   --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all)
   --concurrency 10,50     drain concurrencies (default 10,50)
-  --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree)
+  --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
+                          twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
   --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
   --quiet-wait S          before each run wait up to S s for the machine to go idle (default 15,
                           at most 150 s in all; --quick 0)
@@ -94,7 +97,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       systems: { type: 'string' },
       scenarios: { type: 'string' },
       concurrency: { type: 'string' },
-      'jobvisor-root': { type: 'string' },
+      'jobvisor-root': { type: 'string', multiple: true },
       database: { type: 'string' },
       'quiet-wait': { type: 'string' },
       out: { type: 'string' },
@@ -126,13 +129,15 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
   const scenarios = list(values.scenarios, SCENARIO_NAMES, 'scenario');
   const concurrencies = (values.concurrency ?? '10,50').split(',').map((c) => positiveInt(c, 0, '--concurrency'));
   const runs = Math.max(1, positiveInt(values.runs, quick ? 1 : 3, '--runs'));
-  const jobvisorRoot = resolve(values['jobvisor-root'] ?? resolve(benchDir, '..'));
+  const jobvisorRoots = (values['jobvisor-root'] ?? ['..'])
+    .flatMap((r) => r.split(','))
+    .map((r) => resolve(r === '..' ? resolve(benchDir, '..') : r));
   const full =
     !quick &&
     values.systems === undefined &&
     values.scenarios === undefined &&
     values.concurrency === undefined &&
-    values['jobvisor-root'] === undefined &&
+    jobvisorRoots.length === 1 &&
     runs >= 3;
   return {
     quick,
@@ -142,7 +147,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     concurrencies,
     sizes: quick ? QUICK : FULL,
     connectionString: values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    jobvisorRoot,
+    jobvisorRoots,
     quietWaitS: positiveInt(values['quiet-wait'], quick ? 0 : 15, '--quiet-wait'),
     quietBudgetS: 150,
     full,

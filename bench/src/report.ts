@@ -196,7 +196,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
           : x.metrics.peakRssMb !== undefined
             ? `peak RSS ${x.metrics.peakRssMb.toFixed(0)} MB, heap ${x.metrics.peakHeapUsedMb!.toFixed(0)} MB`
             : '';
-    lines.push(`| ${x.scenario} | ${x.system} | ${x.run} | ${h} | ${pct(x.busyBefore)} |`);
+    lines.push(`| ${x.scenario} | ${x.label ?? x.system} | ${x.run} | ${h} | ${pct(x.busyBefore)} |`);
   }
   lines.push('');
   lines.push('</details>');

@@ -9,6 +9,8 @@ import type { SystemName } from './systems/system.js';
 export interface Measurement {
   scenario: string;
   system: SystemName;
+  /** The system's name, or jobvisor@<commit> when several checkouts are compared. */
+  label: string;
   run: number;
   ok: boolean;
   error?: string;
@@ -35,8 +37,8 @@ export interface BenchResults {
   versions: Versions;
   settings: Record<string, string>;
   measurements: Measurement[];
-  /** scenario → system → metric → median, min, max over the runs that succeeded. */
-  summary: Record<string, Partial<Record<SystemName, Record<string, Spread>>>>;
+  /** scenario → system (label) → metric → median, min, max over the runs that succeeded. */
+  summary: Record<string, Record<string, Record<string, Spread>>>;
   pgbench?: { clients: number; seconds: number; script: string; runs: PgbenchRun[]; tps: Spread; latencyMs: Spread };
   profile?: ProfileSummary & { scenario: string; file: string };
 }
