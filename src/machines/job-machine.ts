@@ -53,9 +53,9 @@ export interface JobMachineInput {
   policy: JobPolicy;
   /** false when no handler is registered for the job's kind: it is skipped. */
   hasHandler: boolean;
-  /** true when the job waits in `claimed` for `job.start` (its gate admits it); false to
-   *  start at once. */
-  gated: boolean;
+  /** true when the job waits in `claimed` for `job.start` (a free slot, or its gate);
+   *  false to start at once. */
+  waitForStart: boolean;
   /** By our clock, the time until which the claim's lease surely holds (sent-at + lease). */
   leaseValidUntil: number;
 }
@@ -137,7 +137,7 @@ export const jobMachine = setup({
   },
   guards: {
     hasHandler: ({ context }) => context.hasHandler,
-    startsAtOnce: ({ context }) => !context.gated,
+    startsAtOnce: ({ context }) => !context.waitForStart,
     hasDeadline: ({ context }) => context.policy.deadlineMs > 0,
     writeApplied: ({ event }) => event.type === 'write.done' && event.applied,
     renewRejected: ({ event }) => event.type === 'lease.renewed' && !event.applied,
@@ -240,10 +240,21 @@ export const jobMachine = setup({
         { guard: and(['startsAtOnce', 'hasHandler']), target: 'running' },
         { guard: 'startsAtOnce', target: 'skipping', actions: ['freeSlot', 'setSkipped'] },
       ],
+      // A job claimed ahead of a free slot keeps its lease while it waits.
+      after: {
+        heartbeat: [
+          { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
+          { target: 'claimed', reenter: true, actions: 'renewLease' },
+        ],
+      },
       on: {
         'job.start': [{ guard: 'hasHandler', target: 'running' }, { target: 'skipping', actions: ['freeSlot', 'setSkipped'] }],
         'job.cancel': { target: 'cancelling', actions: ['freeSlot', 'setCancelled'] },
         'job.abort': { target: 'releasing', actions: ['freeSlot', 'setReleased'] },
+        'lease.renewed': [
+          { guard: 'renewRejected', target: 'lost', actions: ['freeSlot', 'setLost'] },
+          { actions: 'extendLease' },
+        ],
       },
     },
     running: {

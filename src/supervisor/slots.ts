@@ -1,5 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Queue } from '../queue.js';
+import type { Clock } from '../types.js';
 
 export interface ClaimRequest {
   queue: string;
@@ -7,17 +8,33 @@ export interface ClaimRequest {
   leaseMs: number;
 }
 
+export interface PrefetchSettings {
+  /** Claim ahead what this process starts in this many ms, per queue. 0 = never ahead. */
+  windowMs: number;
+  /** Most jobs of one queue held claimed ahead of a free slot. */
+  max: number;
+}
+
 /**
- * Free-slot accounting for one supervisor: per queue, global, and per named gate. A claim
- * asks only for what is free, so the store never hands this process more than it can run.
+ * Slot accounting for one supervisor: running jobs per queue, globally and per named gate,
+ * and jobs held claimed ahead of a free slot (prefetch). A claim asks only for what the free
+ * slots and the prefetch allowance leave, so memory never grows with the backlog.
+ *
+ * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
+ * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
+ * jobs get a buffer that hides the round trip; slow jobs (a few starts a second) get none,
+ * and are left for other workers.
+ *
  * Gates are `p-limit` limiters: a gated job starts only inside its limiter, which enforces
  * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
  * a limiter's own counters drop a microtask after the job ends, too late for the next plan.
  */
 export class Slots {
-  private readonly active = new Map<string, number>();
-  private readonly gated = new Map<string, number>();
-  private total = 0;
+  private readonly running = new Map<string, number>();
+  private readonly held = new Map<string, number>();
+  private readonly gateRunning = new Map<string, number>();
+  private readonly rates = new Map<string, StartRate>();
+  private totalRunning = 0;
   private rotation = 0;
   readonly gates: ReadonlyMap<string, { size: number; limit: LimitFunction }>;
 
@@ -25,57 +42,132 @@ export class Slots {
     private readonly queues: readonly Queue[],
     private readonly globalLimit: number,
     gateSizes: Readonly<Record<string, number>>,
+    private readonly prefetch: PrefetchSettings,
+    clock: Clock,
   ) {
     this.gates = new Map(Object.entries(gateSizes).map(([name, size]) => [name, { size, limit: pLimit(size) }]));
-    for (const q of queues) this.active.set(q.name, 0);
+    for (const q of queues) this.rates.set(q.name, new StartRate(clock));
   }
 
   /** What to ask the store for now. The starting queue rotates so that queues sharing the
    *  global limit or a gate take turns. */
   plan(): ClaimRequest[] {
-    let globalFree = this.globalLimit - this.total;
-    const gateFree = new Map<string, number>();
-    for (const [name, gate] of this.gates) gateFree.set(name, gate.size - (this.gated.get(name) ?? 0));
+    const free = { global: this.globalLimit - this.totalRunning, gates: new Map<string, number>() };
+    for (const [name, gate] of this.gates) free.gates.set(name, gate.size - this.count(this.gateRunning, name));
+    // Jobs already held take first the running slots they will start in.
+    const reserved = new Map<string, number>();
+    for (const queue of this.queues) {
+      const take = Math.min(this.runFree(queue, 0, free), this.count(this.held, queue.name));
+      this.take(queue, take, free);
+      reserved.set(queue.name, take);
+    }
     const requests: ClaimRequest[] = [];
     const n = this.queues.length;
-    for (let i = 0; i < n && globalFree > 0; i++) {
+    for (let i = 0; i < n; i++) {
       const queue = this.queues[(this.rotation + i) % n]!;
-      const { concurrency, gate, leaseMs } = queue.settings;
-      let limit = Math.min(concurrency - (this.active.get(queue.name) ?? 0), globalFree);
-      if (gate !== undefined) limit = Math.min(limit, gateFree.get(gate) ?? 0);
-      if (limit <= 0) continue;
-      requests.push({ queue: queue.name, limit, leaseMs });
-      globalFree -= limit;
-      if (gate !== undefined) gateFree.set(gate, (gateFree.get(gate) ?? 0) - limit);
+      const own = reserved.get(queue.name) ?? 0;
+      const runFree = this.runFree(queue, own, free);
+      const heldBeyond = this.count(this.held, queue.name) - own;
+      const limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      this.take(queue, Math.min(runFree, limit), free);
+      if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
     }
     this.rotation = n === 0 ? 0 : (this.rotation + 1) % n;
     return requests;
   }
 
-  hasFree(): boolean {
-    return this.total < this.globalLimit && this.queues.some((q) => this.freeFor(q) > 0);
+  /** Running slots a queue could still fill, given what the plan has handed out so far. */
+  private runFree(queue: Queue, alreadyTaken: number, free: { global: number; gates: Map<string, number> }): number {
+    const { concurrency, gate } = queue.settings;
+    let n = Math.min(concurrency - this.count(this.running, queue.name) - alreadyTaken, free.global);
+    if (gate !== undefined) n = Math.min(n, free.gates.get(gate) ?? 0);
+    return Math.max(0, n);
   }
 
-  acquire(queue: Queue): void {
-    this.count(queue, 1);
+  private take(queue: Queue, n: number, free: { global: number; gates: Map<string, number> }): void {
+    free.global -= n;
+    const gate = queue.settings.gate;
+    if (gate !== undefined) free.gates.set(gate, (free.gates.get(gate) ?? 0) - n);
+  }
+
+  hasFree(): boolean {
+    return this.queues.some(
+      (q) => this.canStart(q) || this.count(this.held, q.name) < this.prefetchTarget(q),
+    );
+  }
+
+  /** A job of this queue may start now: its queue, the global limit and its gate allow it. */
+  canStart(queue: Queue): boolean {
+    const { concurrency, gate } = queue.settings;
+    if (this.totalRunning >= this.globalLimit || this.count(this.running, queue.name) >= concurrency) return false;
+    if (gate === undefined) return true;
+    const g = this.gates.get(gate);
+    return g !== undefined && this.count(this.gateRunning, gate) < g.size;
+  }
+
+  hold(queue: Queue): void {
+    this.add(this.held, queue.name, 1);
+  }
+
+  unhold(queue: Queue): void {
+    this.add(this.held, queue.name, -1);
+  }
+
+  start(queue: Queue): void {
+    this.setRunning(queue, 1);
+    this.rates.get(queue.name)?.started();
   }
 
   release(queue: Queue): void {
-    this.count(queue, -1);
+    this.setRunning(queue, -1);
   }
 
-  private count(queue: Queue, delta: number): void {
-    this.active.set(queue.name, (this.active.get(queue.name) ?? 0) + delta);
-    this.total += delta;
+  private prefetchTarget(queue: Queue): number {
+    if (this.prefetch.max === 0 || this.prefetch.windowMs === 0) return 0;
+    const perMs = this.rates.get(queue.name)?.perMs() ?? 0;
+    return Math.min(this.prefetch.max, Math.floor(perMs * this.prefetch.windowMs));
+  }
+
+  private setRunning(queue: Queue, delta: number): void {
+    this.add(this.running, queue.name, delta);
+    this.totalRunning += delta;
     const gate = queue.settings.gate;
-    if (gate !== undefined) this.gated.set(gate, (this.gated.get(gate) ?? 0) + delta);
+    if (gate !== undefined) this.add(this.gateRunning, gate, delta);
   }
 
-  private freeFor(queue: Queue): number {
-    const { concurrency, gate } = queue.settings;
-    const own = concurrency - (this.active.get(queue.name) ?? 0);
-    if (gate === undefined) return own;
-    const g = this.gates.get(gate);
-    return g ? Math.min(own, g.size - (this.gated.get(gate) ?? 0)) : 0;
+  private count(map: Map<string, number>, key: string): number {
+    return map.get(key) ?? 0;
+  }
+
+  private add(map: Map<string, number>, key: string, delta: number): void {
+    map.set(key, (map.get(key) ?? 0) + delta);
+  }
+}
+
+/** Starts per millisecond of one queue, averaged over windows of at least 100 ms of the
+ *  supervisor's clock (a frozen simulated clock measures nothing: no prefetch in tests). */
+class StartRate {
+  private starts = 0;
+  private since: number;
+  private rate = 0;
+
+  constructor(private readonly clock: Clock) {
+    this.since = clock.now();
+  }
+
+  started(): void {
+    this.starts += 1;
+  }
+
+  perMs(): number {
+    const now = this.clock.now();
+    const elapsed = now - this.since;
+    if (elapsed >= 100) {
+      const sample = this.starts / elapsed;
+      this.rate = (this.rate + sample) / 2;
+      this.starts = 0;
+      this.since = now;
+    }
+    return this.rate;
   }
 }

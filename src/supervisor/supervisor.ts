@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { type Actor, type AnyActorRef, createActor, fromCallback, type InspectionEvent, type Observer } from 'xstate';
+import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import {
@@ -53,6 +53,12 @@ export interface SupervisorOptions {
   maxErrorBackoffMs?: number;
   /** Wait before a failed outcome write (store down) is tried again. Default 1,000 ms. */
   writeRetryMs?: number;
+  /** Claim ahead, per queue, about as many jobs as this process starts in this many ms
+   *  (measured), so that a slot need not wait for a claim's round trip. Slow queues get no
+   *  prefetch. 0 = claim only for free slots. Default 50 ms. */
+  prefetchWindowMs?: number;
+  /** Most jobs of one queue held claimed ahead of a free slot. 0 = none. Default 500. */
+  maxPrefetch?: number;
   /** Called once per job that goes dead. Default: none (the logger still warns). */
   onDead?: DeadJobSink;
   /** The same dedupe key alerts at most once per window. Default 3,600,000 ms (one hour). */
@@ -95,6 +101,8 @@ const DEFAULTS = {
   errorBackoffMs: 1_000,
   maxErrorBackoffMs: 30_000,
   writeRetryMs: 1_000,
+  prefetchWindowMs: 50,
+  maxPrefetch: 500,
   alertThrottleMs: 3_600_000,
   graceMs: 30_000,
 };
@@ -106,8 +114,9 @@ interface JobEntry {
   actor: JobActor;
   queue: Queue;
   job: ClaimedJob;
-  /** Its concurrency slot (and gate place) was given back: the handler is over. */
-  slotFree: boolean;
+  /** held: claimed ahead, waiting for a slot; running: holds a slot; done: the handler is
+   *  over (or never ran) and the slot is free, though the outcome may still be writing. */
+  phase: 'held' | 'running' | 'done';
   /** Ends the job's task in its gate's limiter. */
   leaveGate?: () => void;
 }
@@ -142,9 +151,14 @@ function resolveOptions(options: SupervisorOptions) {
   }
   const concurrency = options.concurrency ?? options.queues.reduce((sum, q) => sum + q.settings.concurrency, 0);
   assertPositiveInt('concurrency', concurrency);
-  const positive = (key: Exclude<keyof typeof DEFAULTS, 'graceMs'>) => {
+  const positive = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'prefetchWindowMs' | 'maxPrefetch'>) => {
     const value = options[key] ?? DEFAULTS[key];
     assertPositiveInt(key, value);
+    return value;
+  };
+  const nonNegative = (key: 'prefetchWindowMs' | 'maxPrefetch') => {
+    const value = options[key] ?? DEFAULTS[key];
+    if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(key, `must be an integer >= 0, got ${String(value)}`);
     return value;
   };
   if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.length === 0)) {
@@ -161,6 +175,7 @@ function resolveOptions(options: SupervisorOptions) {
     errorBackoffMs: positive('errorBackoffMs'),
     maxErrorBackoffMs: positive('maxErrorBackoffMs'),
     writeRetryMs: positive('writeRetryMs'),
+    prefetch: { windowMs: nonNegative('prefetchWindowMs'), max: nonNegative('maxPrefetch') },
     alertThrottleMs: positive('alertThrottleMs'),
   };
 }
@@ -180,10 +195,11 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly clock: SupervisorClock;
   private readonly slots: Slots;
   private readonly jobs = new Map<string, JobEntry>();
+  /** Per queue, jobs claimed ahead of a free slot, in claim order. */
+  private readonly waiting = new Map<string, JobEntry[]>();
   private readonly writeOutcome: (outcome: JobOutcome) => Promise<boolean>;
   private readonly renewers = new Map<number, (lease: Lease) => Promise<boolean>>();
   private readonly runtimes = new Map<string, { queue: Queue; ports: JobPorts; policy: JobPolicy }>();
-  private readonly jobHost: AnyActorRef;
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
   private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
   private claimsInFlight = 0;
@@ -204,7 +220,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.logger = settings.logger;
     this.clock = settings.clock;
     this.queues = new Map(options.queues.map((q) => [q.name, q as Queue]));
-    this.slots = new Slots(options.queues as Queue[], settings.concurrency, settings.gates);
+    this.slots = new Slots(options.queues as Queue[], settings.concurrency, settings.gates, settings.prefetch, this.clock);
+    for (const q of options.queues) this.waiting.set(q.name, []);
     this.counters = createCountersStore(options.queues.map((q) => q.name));
     this.writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.store.setStatesIfRunning({ outcomes }));
     this.alertDead = createDeadJobAlerter({
@@ -225,9 +242,6 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       ...this.actorOptions(),
     });
     this.actor.start();
-    // Receives the job actors' done and error events, and ignores them: the supervisor
-    // hears of each job through its own observer.
-    this.jobHost = createActor(fromCallback(() => {}), { id: 'jobs', ...this.actorOptions() }).start();
   }
 
   // ── public API ──────────────────────────────────────────────────────────────────────────
@@ -319,6 +333,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         }
         claimed += jobs.length;
       }
+      this.pump();
       for (const [queue, count] of got) this.counters.trigger.claimed({ queue, count });
       return { claimed, full: requests.some((r) => (got.get(r.queue) ?? 0) >= r.limit) };
     } finally {
@@ -369,25 +384,31 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
 
   private spawn(job: ClaimedJob, leaseValidUntil: number): void {
     const run = this.queueRuntime(job.queue);
-    const entry = { queue: run.queue, job, slotFree: false } as JobEntry;
+    const queue = run.queue;
+    const startNow = queue.settings.gate === undefined && this.slots.canStart(queue);
+    const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
     this.jobs.set(job.id, entry);
-    this.slots.acquire(run.queue);
-    const gate = run.queue.settings.gate === undefined ? undefined : this.slots.gates.get(run.queue.settings.gate);
-    // Job actors are children of one host actor: they share its system (clock, inspection,
-    // timers) instead of building one each, which is most of what a root actor costs.
-    const actor = createActor(jobMachine, {
-      parent: this.jobHost,
+    if (startNow) {
+      this.slots.start(queue);
+    } else {
+      this.slots.hold(queue);
+      this.waiting.get(queue.name)!.push(entry);
+    }
+    // Each job actor is a root actor with its own system. Sharing one system would save its
+    // construction, but XState's scheduler then scans every timer of every actor in that
+    // system whenever one actor stops: quadratic with thousands of jobs in flight.
+    entry.actor = createActor(jobMachine, {
+      ...this.actorOptions(),
       input: {
         job,
         ports: run.ports,
         policy: run.policy,
-        hasHandler: Object.hasOwn(run.queue.handlers, job.kind),
-        gated: gate !== undefined,
+        hasHandler: Object.hasOwn(queue.handlers, job.kind),
+        waitForStart: !startNow,
         leaseValidUntil,
       },
     });
-    entry.actor = actor;
-    actor.subscribe({
+    entry.actor.subscribe({
       complete: () => this.finish(entry),
       error: (error) => {
         // An action threw: a bug, not a job failure. Free the slot; the lease expires and the
@@ -396,16 +417,43 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         this.finish(entry);
       },
     });
-    actor.start();
-    if (gate) {
-      void gate.limit(
-        () =>
-          new Promise<void>((resolve) => {
-            entry.leaveGate = resolve;
-            actor.send({ type: 'job.start' });
-          }),
-      );
+    entry.actor.start();
+  }
+
+  /** Starts held jobs while their queue, the global limit and their gate allow, taking
+   *  queues in turn so that one queue's backlog does not starve another. */
+  private pump(): void {
+    let started = true;
+    while (started) {
+      started = false;
+      for (const held of this.waiting.values()) {
+        const entry = held[0];
+        if (!entry || !this.slots.canStart(entry.queue)) continue;
+        held.shift();
+        this.slots.unhold(entry.queue);
+        this.slots.start(entry.queue);
+        entry.phase = 'running';
+        this.startHeld(entry);
+        started = true;
+      }
     }
+  }
+
+  private startHeld(entry: JobEntry): void {
+    const gateName = entry.queue.settings.gate;
+    const gate = gateName === undefined ? undefined : this.slots.gates.get(gateName);
+    if (!gate) {
+      entry.actor.send({ type: 'job.start' });
+      return;
+    }
+    void gate.limit(
+      () =>
+        new Promise<void>((resolve) => {
+          entry.leaveGate = resolve;
+          if (entry.phase === 'running') entry.actor.send({ type: 'job.start' });
+          else resolve();
+        }),
+    );
   }
 
   /** The ports and policy every job actor of a queue shares, made once. */
@@ -454,10 +502,17 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   /** The handler is over (or never ran): its slot can take the next job while the actor
    *  waits for its write. */
   private freeSlot(entry: JobEntry): void {
-    if (entry.slotFree) return;
-    entry.slotFree = true;
-    this.slots.release(entry.queue);
-    entry.leaveGate?.();
+    if (entry.phase === 'done') return;
+    if (entry.phase === 'running') {
+      this.slots.release(entry.queue);
+      entry.leaveGate?.();
+    } else {
+      const held = this.waiting.get(entry.queue.name)!;
+      held.splice(held.indexOf(entry), 1);
+      this.slots.unhold(entry.queue);
+    }
+    entry.phase = 'done';
+    this.pump();
     this.notifySlotsFreed();
   }
 

@@ -32,7 +32,7 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
   const actor = createActor(jobMachine, {
     clock,
     input: {
-      job, ports, hasHandler: options.hasHandler ?? true, gated: true, leaseValidUntil: clock.now() + 3_000,
+      job, ports, hasHandler: options.hasHandler ?? true, waitForStart: true, leaseValidUntil: clock.now() + 3_000,
       policy: { leaseMs: 3_000, heartbeatMs: 1_000, deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500 },
     },
   }).start();
@@ -147,5 +147,25 @@ describe('job machine', () => {
     await settle();
     expect(released.writes[0]).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
     expect(released.value()).toBe('retrying');
+  });
+});
+
+describe('job machine: claimed ahead of a free slot', () => {
+  it('renews its lease while it waits, and starts on job.start', async () => {
+    const h = harness();
+    await advance(h.clock, 3_000, 500);
+    expect(h.value()).toBe('claimed');
+    expect(h.renewals).toHaveLength(3);
+    h.actor.send({ type: 'job.start' });
+    expect(h.value()).toEqual({ running: 'working' });
+  });
+
+  it('ends lost, and frees its place, when its lease is refused while it waits', async () => {
+    const h = harness();
+    h.answerRenewals(async () => false);
+    await advance(h.clock, 1_000, 500);
+    expect(h.value()).toBe('lost');
+    expect(h.slotsFreed).toBe(1);
+    expect(h.signal).toBeUndefined();
   });
 });

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { defineQueue } from '../../src/queue.js';
+import { Slots } from '../../src/supervisor/slots.js';
+
+function clock(start = 0) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => { now += ms; } };
+}
+
+const handlers = { j: async () => null };
+
+describe('slots', () => {
+  it('asks for free slots only until a start rate is measured', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 4, handlers });
+    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4, leaseMs: 120_000 }]);
+  });
+
+  it('prefetches what the queue starts in the window, up to the maximum, minus what it holds', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 4, handlers });
+    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 30 }, c);
+    // 200 starts in 100 ms: 2 per ms. The first window averages with zero: 1 per ms → 50.
+    for (let i = 0; i < 200; i++) { slots.start(q); slots.release(q); }
+    c.advance(100);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4 + 30, leaseMs: 120_000 }]);
+    for (let i = 0; i < 10; i++) slots.hold(q);
+    expect(slots.plan()[0]!.limit).toBe(4 + 30 - 10);
+  });
+
+  it('gives a slow queue no prefetch', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 2, handlers });
+    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    for (let i = 0; i < 3; i++) { slots.start(q); slots.release(q); c.advance(1_000); slots.plan(); }
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 2, leaseMs: 120_000 }]);
+  });
+
+  it('counts held jobs against the running slots they will take, globally and per gate', () => {
+    const c = clock();
+    const a = defineQueue('a', { concurrency: 3, gate: 'gpu', handlers });
+    const b = defineQueue('b', { concurrency: 3, gate: 'gpu', handlers });
+    const slots = new Slots([a, b], 10, { gpu: 2 }, { windowMs: 0, max: 0 }, c);
+    expect(slots.plan()).toEqual([{ queue: 'a', limit: 2, leaseMs: 120_000 }]);
+    slots.hold(a);
+    slots.hold(a);
+    // The gate's two places are spoken for by a's held jobs; b gets nothing.
+    expect(slots.plan()).toEqual([]);
+    expect(slots.canStart(a)).toBe(true);
+    slots.unhold(a); slots.start(a);
+    slots.unhold(a); slots.start(a);
+    expect(slots.canStart(b)).toBe(false);
+    slots.release(a);
+    expect(slots.canStart(b)).toBe(true);
+  });
+});
