@@ -1,0 +1,93 @@
+import { Command } from 'commander';
+import type { EnqueueJob } from '../../adapters/store.js';
+import { type EnqueueOptions, buildEnqueueJob } from '../../queue.js';
+import { UnknownQueueError } from '../../errors.js';
+import { CliError, EXIT } from '../cli-error.js';
+import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
+import { print, printJson } from '../output.js';
+import { parseInteger, parsePositiveInteger, parseTime } from '../parse.js';
+import { loadWorkerModule } from '../worker-module.js';
+
+interface EnqueueCommandOptions extends ConnectionOptions {
+  priority?: number;
+  runAt?: Date;
+  uniqueKey?: string;
+  maxAttempts?: number;
+  workerModule?: string;
+  newQueue?: boolean;
+  json?: boolean;
+}
+
+export function enqueueCommand(): Command {
+  return addConnectionOptions(new Command('enqueue'))
+    .summary('add a job')
+    .description(
+      'Add a job. The queue must be one that --worker-module defines, or else one that jobs in the store already use ' +
+        '(--new-queue enqueues the first job of a new queue).',
+    )
+    .argument('<queue>', 'queue name')
+    .argument('<kind>', 'kind of job (selects the handler)')
+    .argument('[payload]', 'the payload as JSON', '{}')
+    .option('--priority <n>', 'higher runs first (default: 0)', parseInteger)
+    .option('--run-at <time>', 'not before this ISO 8601 time, or this long from now (10m) (default: now)', parseTime)
+    .option('--unique-key <key>', 'while a job with this key is live in the queue, return it instead of adding one')
+    .option('--max-attempts <n>', "attempts before the job is dead (default: the queue's, else 3)", parsePositiveInteger)
+    .option('--worker-module <path>', "check the queue and kind against this module's queues, and use the queue's settings")
+    .option('--new-queue', 'allow a queue that no job in the store has used yet')
+    .option('--json', 'print {"created", "job"}')
+    .action(async (queue: string, kind: string, payloadText: string, options: EnqueueCommandOptions) => {
+      const payload = parsePayload(payloadText);
+      const jobOptions: Omit<EnqueueOptions, 'client'> = {
+        ...(options.priority !== undefined ? { priority: options.priority } : {}),
+        ...(options.runAt !== undefined ? { runAt: options.runAt } : {}),
+        ...(options.uniqueKey !== undefined ? { uniqueKey: options.uniqueKey } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      };
+      // Checked before connecting: a bad name or payload never reaches the store.
+      const job = options.workerModule
+        ? await checkedAgainstModule(options.workerModule, queue, kind, payload, jobOptions)
+        : buildEnqueueJob(queue, kind, payload, jobOptions);
+      await withStore(options, async ({ store }) => {
+        if (!options.workerModule && !options.newQueue) {
+          const known = new Set((await store.countJobs()).map((c) => c.queue));
+          if (!known.has(queue)) {
+            throw new CliError(
+              EXIT.usage,
+              `unknown queue "${queue}": no job in the store uses it (check the name; --new-queue enqueues its first job, --worker-module checks against your queues)`,
+            );
+          }
+        }
+        const [result] = await store.enqueueJobs({ jobs: [job] });
+        if (!result) throw new Error('the store answered no result for the enqueue');
+        if (options.json) printJson(result);
+        else if (result.created) print(`enqueued job ${result.job.id} (${queue}/${kind}, due ${result.job.runAt.toISOString()})`);
+        else print(`job ${result.job.id} (${result.job.state}) already holds unique key "${job.uniqueKey}" in ${queue}: nothing enqueued`);
+      });
+    });
+}
+
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(EXIT.usage, `payload is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function checkedAgainstModule(
+  path: string,
+  queueName: string,
+  kind: string,
+  payload: unknown,
+  options: Omit<EnqueueOptions, 'client'>,
+): Promise<EnqueueJob> {
+  const { queues } = await loadWorkerModule(path);
+  const queue = queues.find((q) => q.name === queueName);
+  if (!queue) {
+    throw new CliError(EXIT.usage, `${new UnknownQueueError(queueName).message}: ${path} defines ${queues.map((q) => q.name).join(', ')}`);
+  }
+  if (!Object.hasOwn(queue.handlers, kind)) {
+    throw new CliError(EXIT.usage, `queue "${queueName}" has no handler for kind "${kind}" (it has ${Object.keys(queue.handlers).join(', ')})`);
+  }
+  return buildEnqueueJob(queueName, kind, payload, options, queue.settings);
+}

@@ -1,0 +1,190 @@
+/**
+ * Which store a command uses, and opening it:
+ *
+ * 1. `--database-url <url>` → the Postgres store;
+ * 2. `--data-dir <dir>` → the embedded PGlite store in that directory;
+ * 3. `DATABASE_URL` in the environment → the Postgres store (not for `demo`);
+ * 4. otherwise the embedded store in ./.jobvisor/data.
+ *
+ * The embedded store is migrated on open (it is local and private). A Postgres schema is
+ * migrated only by `migrate`, `demo` and `worker --migrate`; other commands refuse a schema
+ * that lacks migrations rather than fail on a missing table.
+ *
+ * The drivers are imported when a store is opened, so that `--help` and bad input are
+ * answered without loading pg or PGlite.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import type pg from 'pg';
+import { loadMigrations } from '../adapters/sql/migrate.js';
+import { sqlSchema } from '../adapters/sql/sql-schema.js';
+import type { SqlJobStore } from '../adapters/sql/sql-store.js';
+import type { Logger } from '../types.js';
+import { CliError, describeError, EXIT } from './cli-error.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { notice } from './output.js';
+import { parsePositiveInteger, parseSchema } from './parse.js';
+
+const DEFAULT_DATA_DIR = '.jobvisor/data';
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+export interface ConnectionOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  schema: string;
+  connectTimeout: number;
+}
+
+export interface OpenedStore {
+  store: SqlJobStore;
+  /** Where the store is, for messages: `./.jobvisor/data` or a URL without its password. */
+  label: string;
+  /** Migration versions applied while opening. */
+  applied: number[];
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Read DATABASE_URL from the environment. Default true. */
+  useEnv?: boolean;
+  /** Apply pending migrations on Postgres too (the embedded store is always migrated). */
+  migrate?: boolean;
+  /** Tell the user on stderr about a database created or migrations applied. Default true. */
+  announce?: boolean;
+  /** For the Postgres store's LISTEN connection messages. */
+  logger?: Logger;
+}
+
+export function addConnectionOptions(command: Command, { useEnv = true } = {}): Command {
+  return command
+    .option('--database-url <url>', `PostgreSQL connection string${useEnv ? ' (default: $DATABASE_URL)' : ''}`)
+    .option('--data-dir <dir>', `embedded store directory, used when no database URL is given (default: ./${DEFAULT_DATA_DIR})`)
+    .addOption(new Option('--schema <name>', 'schema of the jobvisor tables').default('jobvisor').argParser(parseSchema))
+    .addOption(
+      new Option('--connect-timeout <ms>', 'give up connecting to PostgreSQL after this long')
+        .default(DEFAULT_CONNECT_TIMEOUT_MS)
+        .argParser(parsePositiveInteger),
+    );
+}
+
+export async function openStore(options: ConnectionOptions, open: OpenOptions = {}): Promise<OpenedStore> {
+  if (options.databaseUrl !== undefined && options.dataDir !== undefined) {
+    throw new CliError(EXIT.usage, 'give --database-url or --data-dir, not both');
+  }
+  const envUrl = (open.useEnv ?? true) ? process.env.DATABASE_URL || undefined : undefined;
+  const url = options.databaseUrl ?? (options.dataDir === undefined ? envUrl : undefined);
+  return url === undefined
+    ? openEmbedded(options.dataDir ?? DEFAULT_DATA_DIR, options.schema, open)
+    : openPostgres(url, options, open);
+}
+
+/** Opens a store, runs `use`, and closes the store whatever happens. */
+export async function withStore<T>(
+  options: ConnectionOptions,
+  use: (opened: OpenedStore) => Promise<T>,
+  open?: OpenOptions,
+): Promise<T> {
+  const opened = await openStore(options, open);
+  try {
+    return await use(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function openEmbedded(dataDir: string, schema: string, open: OpenOptions): Promise<OpenedStore> {
+  const dir = resolve(dataDir);
+  const label = displayPath(dir);
+  const announce = open.announce ?? true;
+  const fresh = !existsSync(join(dir, 'PG_VERSION'));
+  const unavailable = (error: unknown) =>
+    new CliError(EXIT.unavailable, `cannot open the embedded database in ${label}: ${describeError(error)}`);
+  await mkdir(dir, { recursive: true }).catch((error: unknown) => {
+    throw unavailable(error);
+  });
+  const lock = await lockDataDir(dir, label);
+  if (fresh && announce) notice(`creating the embedded database in ${label} (only the first time; a few seconds)`);
+  const { pgliteStore } = await import('../adapters/pglite/index.js');
+  const store = pgliteStore({ dataDir: dir, schema });
+  const close = async () => {
+    await store.close();
+    await lock.release();
+  };
+  let applied: number[];
+  try {
+    applied = await store.migrate();
+  } catch (error) {
+    await close().catch(() => {});
+    throw unavailable(error);
+  }
+  if (applied.length > 0 && announce) notice(`applied ${migrationList(applied)} to schema "${schema}" in ${label}`);
+  return { store, label, applied, close };
+}
+
+async function openPostgres(url: string, options: ConnectionOptions, open: OpenOptions): Promise<OpenedStore> {
+  const label = redactUrl(url);
+  const [{ default: pg }, { postgresStore }] = await Promise.all([import('pg'), import('../adapters/postgres/index.js')]);
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: options.connectTimeout });
+  // An idle connection the server closes emits 'error' on the pool; the pool replaces it.
+  pool.on('error', () => {});
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new CliError(EXIT.unavailable, `cannot connect to the database at ${label}: ${describeError(error)}`);
+  }
+  const store = postgresStore({ pool, schema: options.schema, ...(open.logger ? { logger: open.logger } : {}) });
+  const close = async () => {
+    await store.close();
+    await pool.end();
+  };
+  try {
+    let applied: number[] = [];
+    if (open.migrate) {
+      applied = await store.migrate();
+      if (applied.length > 0 && (open.announce ?? true)) notice(`applied ${migrationList(applied)} to schema "${options.schema}" at ${label}`);
+    } else {
+      const missing = await missingMigrations(pool, options.schema);
+      if (missing.length > 0) {
+        throw new CliError(
+          EXIT.unavailable,
+          `schema "${options.schema}" at ${label} lacks ${migrationList(missing)}: run \`jobvisor migrate\` first`,
+        );
+      }
+    }
+    return { store, label, applied, close };
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+}
+
+/** Versions this jobvisor knows that the schema has not applied. */
+async function missingMigrations(pool: pg.Pool, schema: string): Promise<number[]> {
+  let done: Set<number>;
+  try {
+    const { rows } = await pool.query<{ version: number }>(`select version from ${sqlSchema(schema).quoted}.migrations`);
+    done = new Set(rows.map((row) => row.version));
+  } catch (error) {
+    // No schema or no migrations table yet: nothing applied.
+    if ((error as { code?: unknown }).code !== '42P01') throw error;
+    done = new Set();
+  }
+  return (await loadMigrations()).map((m) => m.version).filter((version) => !done.has(version));
+}
+
+function migrationList(versions: number[]): string {
+  return `migration${versions.length === 1 ? '' : 's'} ${versions.join(', ')}`;
+}
+
+/** `./.jobvisor/data` under the working directory, else the absolute path. */
+function displayPath(dir: string): string {
+  const rel = relative(process.cwd(), dir);
+  return rel && !rel.startsWith('..') && !rel.startsWith('/') ? `./${rel}` : dir;
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

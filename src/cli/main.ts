@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+/**
+ * The `jobvisor` command. Each command is built by commands/<name>.ts; registering one is
+ * its entry in the list below.
+ */
+import { cancelCommand } from './commands/cancel.js';
+import { enqueueCommand } from './commands/enqueue.js';
+import { jobCommand } from './commands/job.js';
+import { jobsCommand } from './commands/jobs.js';
+import { migrateCommand } from './commands/migrate.js';
+import { pruneCommand } from './commands/prune.js';
+import { retryCommand } from './commands/retry.js';
+import { statsCommand } from './commands/stats.js';
+import { workerCommand } from './commands/worker.js';
+import { createProgram, runProgram } from './program.js';
+
+const program = createProgram([
+  migrateCommand(),
+  workerCommand(),
+  enqueueCommand(),
+  jobsCommand(),
+  jobCommand(),
+  statsCommand(),
+  retryCommand(),
+  cancelCommand(),
+  pruneCommand(),
+]);
+
+process.exitCode = await runProgram(program, process.argv);
+// Every command closes what it opened; should a library leave a handle open all the same,
+// do not hang the shell or script that called us.
+setTimeout(() => process.exit(), 2_000).unref();

@@ -1,0 +1,51 @@
+/** Parsers for command-line values. Each throws commander's InvalidArgumentError, which
+ *  commander reports as one line naming the option, and the CLI exits with the usage code. */
+import { InvalidArgumentError } from 'commander';
+import { sqlSchema } from '../adapters/sql/sql-schema.js';
+import { JobvisorError } from '../errors.js';
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** `500ms`, `30s`, `10m`, `2h`, `7d`, `1w` → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match) throw new InvalidArgumentError('expected a duration such as 500ms, 30s, 10m, 2h, 7d or 1w.');
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
+}
+
+/** A time: an ISO 8601 date-time, or a duration from now (`10m`). */
+export function parseTime(text: string): Date {
+  if (DURATION.test(text.trim())) return new Date(Date.now() + parseDuration(text));
+  const date = /^\d{4}-\d{2}-\d{2}/.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(date.getTime())) {
+    throw new InvalidArgumentError('expected an ISO 8601 time (2026-06-01T09:00:00Z) or a duration from now (10m).');
+  }
+  return date;
+}
+
+export function parseInteger(text: string): number {
+  const value = Number(text);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) throw new InvalidArgumentError('expected an integer.');
+  return value;
+}
+
+export function parsePositiveInteger(text: string): number {
+  const value = parseInteger(text);
+  if (value < 1) throw new InvalidArgumentError('expected a positive integer.');
+  return value;
+}
+
+/** A job id as the stores hand them out: a positive decimal integer. */
+export function parseJobId(text: string): string {
+  if (!/^[1-9]\d*$/.test(text)) throw new InvalidArgumentError('expected a job id (a positive integer).');
+  return text;
+}
+
+export function parseSchema(text: string): string {
+  try {
+    return sqlSchema(text).name;
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof JobvisorError ? error.message.replace(/^schema: /, '') : String(error));
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * A worker module: the user's JavaScript module that `worker` runs and `enqueue
+ * --worker-module` checks against. It exports, by name or as properties of its default
+ * export:
+ *
+ *   queues        (required) an array of defineQueue(...) results
+ *   gates         { name: size } for the queues' `gate` option
+ *   concurrency   jobs running at once across all queues
+ *   onDead        the dead-job alert sink
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Queue } from '../queue.js';
+import type { DeadJobSink } from '../supervisor/alerts.js';
+import { CliError, describeError, EXIT } from './cli-error.js';
+
+export interface WorkerModule {
+  queues: Queue[];
+  gates?: Record<string, number>;
+  concurrency?: number;
+  onDead?: DeadJobSink;
+}
+
+export async function loadWorkerModule(path: string): Promise<WorkerModule> {
+  const file = resolve(path);
+  if (!existsSync(file)) throw new CliError(EXIT.usage, `worker module ${path} not found`);
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError(EXIT.failure, `worker module ${path} failed to load: ${describeError(error)}`);
+  }
+  const exported = !('queues' in loaded) && isObject(loaded.default) ? loaded.default : loaded;
+  const { queues, gates, concurrency, onDead } = exported;
+  if (!Array.isArray(queues) || queues.length === 0 || !queues.every(isQueue)) {
+    throw new CliError(EXIT.usage, `worker module ${path} does not export \`queues\`: an array of defineQueue(...) results`);
+  }
+  // The supervisor checks the values; here only that they have the right shape.
+  if (gates !== undefined && !isObject(gates)) throw new CliError(EXIT.usage, `worker module ${path}: \`gates\` must be { name: size }`);
+  if (concurrency !== undefined && typeof concurrency !== 'number') {
+    throw new CliError(EXIT.usage, `worker module ${path}: \`concurrency\` must be a number`);
+  }
+  if (onDead !== undefined && typeof onDead !== 'function') {
+    throw new CliError(EXIT.usage, `worker module ${path}: \`onDead\` must be a function`);
+  }
+  return {
+    queues,
+    ...(gates !== undefined ? { gates: gates as Record<string, number> } : {}),
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(onDead !== undefined ? { onDead: onDead as DeadJobSink } : {}),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** What defineQueue returns, checked by shape: the module may have its own copy of jobvisor. */
+function isQueue(value: unknown): value is Queue {
+  return (
+    isObject(value) &&
+    typeof value.name === 'string' &&
+    isObject(value.handlers) &&
+    isObject(value.settings) &&
+    typeof value.enqueue === 'function'
+  );
+}
