@@ -4,6 +4,7 @@
  * its entry in the list below.
  */
 import { cancelCommand } from './commands/cancel.js';
+import { demoCommand } from './commands/demo.js';
 import { enqueueCommand } from './commands/enqueue.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
@@ -15,6 +16,7 @@ import { workerCommand } from './commands/worker.js';
 import { createProgram, runProgram } from './program.js';
 
 const program = createProgram([
+  demoCommand(),
   migrateCommand(),
   workerCommand(),
   enqueueCommand(),
