@@ -1,0 +1,272 @@
+/**
+ * Every command's happy path, and the bad input that needs a database, run as a user would
+ * (`node dist/cli/main.js …`) against the PostgreSQL server, each describe block in a schema
+ * of its own. The store read back in-process checks what the commands wrote.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/adapters/postgres/index.js';
+import type { SqlJobStore } from '../../src/adapters/sql/sql-store.js';
+import type { JobRecord } from '../../src/types.js';
+import { cli, cliJson, lines, requireBuiltCli, startCli } from '../support/cli.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../support/postgres.js';
+
+requireBuiltCli();
+
+const WORKER = 'test/cli/fixtures/worker.mjs';
+
+describePostgres('jobvisor CLI on PostgreSQL', (url) => {
+  let pool: pg.Pool;
+  const schemas: string[] = [];
+  const stores: SqlJobStore[] = [];
+
+  beforeAll(() => {
+    pool = testPool(url);
+  });
+
+  afterAll(async () => {
+    await Promise.all(stores.map((store) => store.close()));
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  /** A schema of the block's own: the CLI's connection arguments and a store to check with. */
+  function isolated(prefix: string) {
+    const schema = freshSchema(prefix);
+    schemas.push(schema);
+    const store = postgresStore({ connectionString: url, schema });
+    stores.push(store);
+    return { schema, db: ['--database-url', url, '--schema', schema], store };
+  }
+
+  async function waitForJob(store: SqlJobStore, id: string, done: (job: JobRecord) => boolean): Promise<JobRecord> {
+    for (let i = 0; i < 200; i++) {
+      const job = await store.getJob({ id });
+      if (job && done(job)) return job;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`job ${id} never reached the expected state: ${JSON.stringify(await store.getJob({ id }))}`);
+  }
+
+  describe('migrate', () => {
+    const { schema, db } = isolated('jv_cli_migrate');
+
+    it('other commands refuse a schema that is not migrated', async () => {
+      const { code, stderr } = await cli(['stats', ...db]);
+      expect(code).toBe(4);
+      expect(lines(stderr)).toHaveLength(1);
+      expect(stderr).toMatch(new RegExp(`^jobvisor: schema "${schema}" at .* lacks migrations? [\\d, ]+: run \`jobvisor migrate\` first\\n$`));
+    });
+
+    it('applies the migrations, then finds nothing to do', async () => {
+      const first = await cli(['migrate', ...db]);
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(new RegExp(`^applied migrations? 1(, \\d+)* to schema "${schema}" at postgres://`));
+      expect(await cliJson(['migrate', ...db])).toEqual({ schema, applied: [] });
+      expect((await cli(['migrate', ...db])).stdout).toContain(`schema "${schema}" at postgres://postgres@`);
+    });
+
+    it('reads DATABASE_URL from the environment', async () => {
+      const result = await cliJson(['migrate', '--schema', schema], { env: { DATABASE_URL: url } });
+      expect(result).toEqual({ schema, applied: [] });
+    });
+  });
+
+  describe('enqueue, jobs, job, stats, cancel, retry, prune', () => {
+    const { db, store } = isolated('jv_cli_jobs');
+
+    beforeAll(async () => {
+      expect((await cli(['migrate', ...db])).code).toBe(0);
+    });
+
+    it('enqueue refuses a queue no job uses, unless --new-queue', async () => {
+      const refused = await cli(['enqueue', 'emails', 'welcome', '{"to":"ana"}', ...db]);
+      expect(refused.code).toBe(2);
+      expect(lines(refused.stderr)).toEqual([
+        'jobvisor: unknown queue "emails": no job in the store uses it (check the name; --new-queue enqueues its first job, --worker-module checks against your queues)',
+      ]);
+      const first = await cli(['enqueue', 'emails', 'welcome', '{"to":"ana"}', '--new-queue', ...db]);
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(/^enqueued job \d+ \(emails\/welcome, due \d{4}-/);
+      // Now the queue is known.
+      expect((await cli(['enqueue', 'emails', 'welcome', '{"to":"bo"}', ...db])).code).toBe(0);
+    });
+
+    it('enqueue passes every option, and a unique key returns the live job', async () => {
+      const runAt = '2030-01-01T09:00:00.000Z';
+      const args = ['enqueue', 'emails', 'digest', '{"week":12}', '--priority', '-5', '--run-at', runAt, '--max-attempts', '7', '--unique-key', 'digest:12', ...db];
+      const { created, job } = await cliJson(args);
+      expect(created).toBe(true);
+      expect(job).toMatchObject({ queue: 'emails', kind: 'digest', payload: { week: 12 }, priority: -5, runAt, maxAttempts: 7, uniqueKey: 'digest:12', state: 'pending' });
+      const again = await cliJson(args);
+      expect(again).toMatchObject({ created: false, job: { id: job.id } });
+      const text = await cli(args.filter((a) => a !== '--json'));
+      expect(text.stdout).toBe(`job ${job.id} (pending) already holds unique key "digest:12" in emails: nothing enqueued\n`);
+      expect(text.code).toBe(0);
+      // A duration from now.
+      const later = await cliJson(['enqueue', 'emails', 'digest', '--run-at', '2h', ...db]);
+      expect(new Date(later.job.runAt).getTime()).toBeGreaterThan(Date.now() + 7_000_000);
+    });
+
+    it('enqueue --worker-module takes the queue settings from the module', async () => {
+      const { job } = await cliJson(['enqueue', 'mail', 'send', '{"to":"ana@x"}', '--worker-module', WORKER, ...db]);
+      expect(job).toMatchObject({ queue: 'mail', kind: 'send', maxAttempts: 3, state: 'pending' });
+    });
+
+    it('jobs lists newest first, filters, and pages', async () => {
+      const all = await cliJson<{ jobs: JobRecord[]; nextBefore: string | null }>(['jobs', ...db]);
+      expect(all.jobs.map((j) => j.kind)).toEqual(['send', 'digest', 'digest', 'welcome', 'welcome']);
+      expect(all.nextBefore).toBeNull();
+      const welcome = await cliJson(['jobs', '--queue', 'emails', '--kind', 'welcome', '--state', 'pending', ...db]);
+      expect(welcome.jobs).toHaveLength(2);
+      const page1 = await cliJson(['jobs', '--limit', '2', ...db]);
+      expect(page1.jobs.map((j: JobRecord) => j.id)).toEqual(all.jobs.slice(0, 2).map((j) => j.id));
+      const page2 = await cliJson(['jobs', '--limit', '2', '--before', page1.nextBefore, ...db]);
+      expect(page2.jobs.map((j: JobRecord) => j.id)).toEqual(all.jobs.slice(2, 4).map((j) => j.id));
+      const text = await cli(['jobs', '--limit', '2', ...db]);
+      expect(lines(text.stdout)[0]).toMatch(/^ *ID +QUEUE +KIND +STATE +ATTEMPT +UPDATED +ERROR$/);
+      expect(lines(text.stdout).at(-1)).toBe(`more: --before ${page1.nextBefore}`);
+      expect((await cli(['jobs', '--queue', 'nothing', ...db])).stdout).toBe('no jobs\n');
+    });
+
+    it('job shows the row and its history; an unknown id exits 3', async () => {
+      const [newest] = (await cliJson(['jobs', '--limit', '1', ...db])).jobs as JobRecord[];
+      const detail = await cliJson(['job', newest!.id, ...db]);
+      expect(detail.job).toMatchObject({ id: newest!.id, queue: 'mail', kind: 'send', state: 'pending' });
+      expect(detail.events).toMatchObject([{ fromState: null, toState: 'pending', attempt: 0 }]);
+      const text = await cli(['job', newest!.id, ...db]);
+      expect(text.stdout).toContain(`job ${newest!.id}  mail/send  pending`);
+      expect(text.stdout).toContain('payload      {"to":"ana@x"}');
+      expect(text.stdout).toMatch(/\(enqueued\) +pending +0/);
+      const missing = await cli(['job', '999999', ...db]);
+      expect(missing.code).toBe(3);
+      expect(lines(missing.stderr)).toEqual(['jobvisor: no job with id 999999']);
+    });
+
+    it('stats counts each queue by state', async () => {
+      const { queues, total } = await cliJson(['stats', ...db]);
+      expect(queues.emails).toMatchObject({ pending: 4, running: 0, completed: 0 });
+      expect(queues.mail).toMatchObject({ pending: 1 });
+      expect(total.pending).toBe(5);
+      const text = await cli(['stats', ...db]);
+      expect(lines(text.stdout)).toEqual([
+        'QUEUE   PENDING  RUNNING  RETRYING  COMPLETED  DEAD  SKIPPED  CANCELLED',
+        'emails        4        0         0          0     0        0          0',
+        'mail          1        0         0          0     0        0          0',
+        '(all)         5        0         0          0     0        0          0',
+      ]);
+    });
+
+    it('cancel: a pending job is cancelled, twice is fine, a finished or missing one is not', async () => {
+      const { job } = await cliJson(['enqueue', 'emails', 'welcome', '{"to":"chen"}', ...db]);
+      const cancelled = await cli(['cancel', job.id, ...db]);
+      expect([cancelled.code, cancelled.stdout]).toEqual([0, `job ${job.id} is cancelled\n`]);
+      const again = await cli(['cancel', job.id, ...db]);
+      expect([again.code, again.stdout]).toEqual([0, `job ${job.id} was already cancelled\n`]);
+      expect(await cliJson(['cancel', job.id, ...db])).toMatchObject({ cancelled: true, job: { state: 'cancelled' } });
+      const missing = await cli(['cancel', '999999', ...db]);
+      expect([missing.code, missing.stderr]).toEqual([3, 'jobvisor: no job with id 999999\n']);
+    });
+
+    it('retry: a cancelled job runs again; a pending one is not retried (exit 5)', async () => {
+      const { jobs } = await cliJson(['jobs', '--state', 'cancelled', ...db]);
+      const id = jobs[0].id as string;
+      const retried = await cli(['retry', id, ...db]);
+      expect([retried.code, retried.stdout]).toEqual([0, `job ${id} is pending again (attempt 0 of 3 done)\n`]);
+      const notAgain = await cli(['retry', id, ...db]);
+      expect(notAgain.code).toBe(5);
+      expect(lines(notAgain.stderr)).toEqual([`jobvisor: job ${id} is pending: only dead, cancelled or skipped jobs can be retried`]);
+      const missing = await cli(['retry', '999999', ...db]);
+      expect(missing.code).toBe(3);
+    });
+
+    it('prune deletes finished jobs past the cutoff, and only those', async () => {
+      const { job } = await cliJson(['enqueue', 'emails', 'welcome', '{"to":"dara"}', ...db]);
+      await cliJson(['cancel', job.id, ...db]);
+      // Finished just now: older than an hour it is not.
+      expect(await cliJson(['prune', '--dead-older-than', '1h', ...db])).toEqual({ pruned: 0 });
+      // Cancelled counts as dead for retention; completed and skipped as completed.
+      expect(await cliJson(['prune', '--completed-older-than', '0s', ...db])).toEqual({ pruned: 0 });
+      const text = await cli(['prune', '--dead-older-than', '0s', ...db]);
+      expect([text.code, text.stdout]).toEqual([0, 'pruned 1 job\n']);
+      expect(await store.getJob({ id: job.id })).toBeNull();
+    });
+  });
+
+  describe('worker', () => {
+    const { db, store } = isolated('jv_cli_worker');
+
+    beforeAll(async () => {
+      expect((await cli(['migrate', ...db])).code).toBe(0);
+    });
+
+    it('runs the module until SIGTERM, then stops gracefully and releases what still runs', async () => {
+      const enqueue = async (kind: string) =>
+        (await cliJson(['enqueue', 'mail', kind, '{"to":"ana@x"}', '--worker-module', WORKER, ...db])).job.id as string;
+      const [send, bounce, slow] = [await enqueue('send'), await enqueue('bounce'), await enqueue('slow')];
+      const worker = startCli(['worker', WORKER, '--grace', '300ms', ...db]);
+      await worker.waitFor(/"msg":"worker running; SIGTERM or SIGINT stops it"/);
+      expect(await waitForJob(store, send, (j) => j.state === 'completed')).toMatchObject({ result: { sentTo: 'ana@x' } });
+      expect(await waitForJob(store, bounce, (j) => j.state === 'dead')).toMatchObject({ error: { code: 'permanent_error' } });
+      await waitForJob(store, slow, (j) => j.state === 'running');
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+      const { stdout, stderr } = worker.output();
+      expect(stderr).toBe('');
+      expect(stdout).toContain('"msg":"supervisor stopped"');
+      expect(stdout).toContain('"signal":"SIGTERM"');
+      expect(await store.getJob({ id: slow })).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+    });
+
+    it('a second signal while stopping quits at once (exit 130)', async () => {
+      const worker = startCli(['worker', WORKER, '--grace', '60s', ...db]);
+      await worker.waitFor(/worker running/);
+      // The slow job left retrying by the test above is due at once: wait until it runs again.
+      const [slow] = (await store.listJobs({ kind: 'slow' })) as JobRecord[];
+      await waitForJob(store, slow!.id, (j) => j.state === 'running' && j.attempt === 2);
+      worker.child.kill('SIGINT');
+      await worker.waitFor(/"msg":"stopping/);
+      worker.child.kill('SIGINT');
+      expect((await worker.exited).code).toBe(130);
+    });
+
+    it('--drain runs what is due, then exits', async () => {
+      const { job } = await cliJson(['enqueue', 'mail', 'send', '{"to":"bo@x"}', ...db]);
+      const { code, stdout } = await cli(['worker', WORKER, '--drain', '--log-level', 'info', ...db]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/"attempts":1,"msg":"drained"/);
+      expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed' });
+    });
+
+    it('a module whose queues the supervisor refuses is a usage error (its default export read too)', async () => {
+      const { code, stderr } = await cli(['worker', 'test/cli/fixtures/undeclared-gate.mjs', ...db]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toEqual(['jobvisor: queue "render" gate: gate "gpu" is not declared in the supervisor\'s gates']);
+    });
+  });
+
+  describe('a server that never answers', () => {
+    let server: Server;
+    let port: number;
+    const sockets = new Set<Socket>();
+
+    beforeAll(async () => {
+      server = createServer((socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('gives up after --connect-timeout, with exit 4', async () => {
+      const started = Date.now();
+      const { code, stderr } = await cli(['stats', '--database-url', `postgres://postgres@127.0.0.1:${port}/test`, '--connect-timeout', '300']);
+      expect(code).toBe(4);
+      expect(lines(stderr)).toEqual([`jobvisor: cannot connect to the database at postgres://postgres@127.0.0.1:${port}/test: Connection terminated due to connection timeout`]);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    });
+  });
+});

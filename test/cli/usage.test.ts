@@ -1,0 +1,175 @@
+/**
+ * The CLI's command line, before any store is opened: help, version, and every kind of bad
+ * input, each answered with one line on stderr and its exit code. Commands that would
+ * connect get an unreachable database URL, which shows that bad input is refused first.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, lines, requireBuiltCli } from '../support/cli.js';
+
+requireBuiltCli();
+
+const NOWHERE = ['--database-url', 'postgres://postgres@127.0.0.1:1/none'];
+const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune'];
+const fixture = (name: string) => `test/cli/fixtures/${name}`;
+
+/** Exit code and the single stderr line of a failed command. */
+async function fails(args: string[]): Promise<{ code: number | null; line: string; stdout: string }> {
+  const { code, stdout, stderr } = await cli(args);
+  expect(lines(stderr), stderr).toHaveLength(1);
+  return { code, line: stderr.trim(), stdout };
+}
+
+describe('jobvisor help and version', () => {
+  it('lists every command and the exit codes', async () => {
+    const { code, stdout } = await cli(['--help']);
+    expect(code).toBe(0);
+    for (const command of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    expect(stdout).toContain('Exit codes:');
+    expect(stdout).toMatch(/4 +store unavailable/);
+  });
+
+  it.each(COMMANDS)('%s --help', async (command) => {
+    const { code, stdout, stderr } = await cli([command, '--help']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(new RegExp(`^Usage: jobvisor ${command} `));
+    if (command !== 'demo') expect(stdout).toContain('--database-url <url>');
+  });
+
+  it('--version prints the package version', async () => {
+    const { code, stdout } = await cli(['--version']);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('no command: help on stderr, usage exit', async () => {
+    const { code, stdout, stderr } = await cli([]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('Usage: jobvisor');
+  });
+});
+
+describe('bad input: one line on stderr, a non-zero exit', () => {
+  it('an unknown command suggests the nearest', async () => {
+    const { code, line } = await fails(['stat']);
+    expect(code).toBe(2);
+    expect(line).toBe("jobvisor: unknown command 'stat' (Did you mean stats?)");
+  });
+
+  it('an unknown option', async () => {
+    const { code, line } = await fails(['jobs', '--colour']);
+    expect(code).toBe(2);
+    expect(line).toBe("jobvisor: unknown option '--colour'");
+  });
+
+  it('a missing argument', async () => {
+    const { code, line } = await fails(['enqueue', 'emails']);
+    expect(code).toBe(2);
+    expect(line).toBe("jobvisor: missing required argument 'kind'");
+  });
+
+  it('a payload that is not JSON, refused before connecting', async () => {
+    const { code, line } = await fails(['enqueue', 'emails', 'welcome', '{to: bob}', ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toMatch(/^jobvisor: payload is not valid JSON: /);
+  });
+
+  it('a queue name the library refuses', async () => {
+    const { code, line } = await fails(['enqueue', 'e mails', 'welcome', ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toMatch(/^jobvisor: queue: must be 1-128 characters/);
+  });
+
+  it('a bad --run-at, --priority, --state, duration, job id, schema', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['enqueue', 'q', 'k', '--run-at', 'tomorrow'], /option '--run-at <time>' argument 'tomorrow' is invalid/],
+      [['enqueue', 'q', 'k', '--priority', '1.5'], /option '--priority <n>' argument '1.5' is invalid\. expected an integer/],
+      [['jobs', '--state', 'done'], /Allowed choices are pending, running, retrying, completed, dead, skipped, cancelled/],
+      [['prune', '--dead-older-than', 'a while'], /expected a duration such as/],
+      [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
+      [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, line } = await fails([...args, ...NOWHERE]);
+      expect(code, args.join(' ')).toBe(2);
+      expect(line).toMatch(message);
+    }
+  });
+
+  it('prune without a cutoff', async () => {
+    const { code, line } = await fails(['prune', ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toBe('jobvisor: prune needs --completed-older-than or --dead-older-than (or both)');
+  });
+
+  it('both a database URL and a data directory', async () => {
+    const { code, line } = await fails(['stats', ...NOWHERE, '--data-dir', 'somewhere']);
+    expect(code).toBe(2);
+    expect(line).toBe('jobvisor: give --database-url or --data-dir, not both');
+  });
+
+  it('a worker module that is not there', async () => {
+    const { code, line } = await fails(['worker', fixture('missing.mjs'), ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toBe(`jobvisor: worker module ${fixture('missing.mjs')} not found`);
+  });
+
+  it('a worker module that does not export queues', async () => {
+    const { code, line } = await fails(['worker', fixture('no-queues.mjs'), ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toBe(`jobvisor: worker module ${fixture('no-queues.mjs')} does not export \`queues\`: an array of defineQueue(...) results`);
+  });
+
+  it('a worker module that throws on import', async () => {
+    const { code, line } = await fails(['worker', fixture('throws-on-import.mjs'), ...NOWHERE]);
+    expect(code).toBe(1);
+    expect(line).toBe(`jobvisor: worker module ${fixture('throws-on-import.mjs')} failed to load: SMTP_URL is not set`);
+  });
+
+  it('enqueue --worker-module: a queue or kind the module does not define', async () => {
+    const queue = await fails(['enqueue', 'post', 'send', '--worker-module', fixture('worker.mjs'), ...NOWHERE]);
+    expect(queue.code).toBe(2);
+    expect(queue.line).toBe(`jobvisor: unknown queue "post": ${fixture('worker.mjs')} defines mail`);
+    const kind = await fails(['enqueue', 'mail', 'fax', '--worker-module', fixture('worker.mjs'), ...NOWHERE]);
+    expect(kind.code).toBe(2);
+    expect(kind.line).toBe('jobvisor: queue "mail" has no handler for kind "fax" (it has send, bounce, slow)');
+  });
+});
+
+describe('unreachable stores: one line, exit 4, fast', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'jobvisor-cli-usage-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('a refused connection', async () => {
+    const { code, line } = await fails(['stats', ...NOWHERE]);
+    expect(code).toBe(4);
+    expect(line).toBe('jobvisor: cannot connect to the database at postgres://postgres@127.0.0.1:1/none: connect ECONNREFUSED 127.0.0.1:1');
+  });
+
+  it('the password is not printed', async () => {
+    const { line } = await fails(['stats', '--database-url', 'postgres://app:s3cret@127.0.0.1:1/none']);
+    expect(line).toContain('postgres://app:***@127.0.0.1:1/none');
+    expect(line).not.toContain('s3cret');
+  });
+
+  it('DATABASE_URL from the environment', async () => {
+    const { code, stderr } = await cli(['jobs'], { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/from_env' } });
+    expect(code).toBe(4);
+    expect(stderr).toContain('at postgres://postgres@127.0.0.1:1/from_env');
+  });
+
+  it('a data directory that cannot be created', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, '');
+    const { code, line } = await fails(['stats', '--data-dir', join(file, 'data')]);
+    expect(code).toBe(4);
+    expect(line).toMatch(/^jobvisor: cannot open the embedded database in .*a-file\/data: ENOTDIR/);
+  });
+});
