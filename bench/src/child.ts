@@ -3,6 +3,7 @@
  * fresh schema, so no system's heap, JIT state or pools colour another's figures.
  */
 import pg from 'pg';
+import { countQueries } from './query-counter.js';
 import type { ChildMessage, RunSpec } from './run-spec.js';
 import { runScenario } from './scenarios.js';
 import { openSystem } from './systems/index.js';
@@ -11,6 +12,7 @@ const spec = JSON.parse(process.argv[2] ?? '') as RunSpec;
 const send = (message: ChildMessage) =>
   new Promise<void>((resolve) => (process.send ? process.send(message, () => resolve()) : (console.log(JSON.stringify(message)), resolve())));
 
+countQueries(spec.jobvisorRoot);
 try {
   const admin = new pg.Client({ connectionString: spec.connectionString });
   await admin.connect();

@@ -296,6 +296,7 @@ function describe(metrics: Record<string, number>): string {
   const parts: string[] = [];
   if (metrics.jobsPerSec !== undefined) parts.push(`${fmt(metrics.jobsPerSec)} jobs/s`);
   if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
+  if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
   if (metrics.peakRssMb !== undefined) parts.push(`peak RSS ${fmt(metrics.peakRssMb)} MB, heap ${fmt(metrics.peakHeapUsedMb!)} MB, all started in ${fmt(metrics.startAllMs!)} ms`);
   return parts.join(', ');

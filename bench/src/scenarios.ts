@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { RunResult, RunSpec } from './run-spec.js';
+import { queryCount } from './query-counter.js';
 import { percentile } from './stats.js';
 import type { BenchSystem } from './systems/system.js';
 
@@ -65,12 +66,14 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
   let handled = 0;
   let firstStart = 0;
   let cpu0 = process.cpuUsage();
+  let queries0 = 0;
   const allHandled = deferred<void>();
   const onJob = () => {
     handled += 1;
     if (handled === 1) {
       firstStart = performance.now();
       cpu0 = process.cpuUsage();
+      queries0 = queryCount.total;
     }
     if (handled === measure) allHandled.resolve();
   };
@@ -79,9 +82,12 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
   await sys.startWorker({ concurrency, onJob });
   await allHandled.promise;
   const handlersMs = performance.now() - firstStart;
-  await until(async () => (await sys.completedCount()) >= warmup + measure, 2, 120_000, 'completions');
+  let polls = 0;
+  await until(async () => (polls++, (await sys.completedCount()) >= warmup + measure), 2, 120_000, 'completions');
   const ms = performance.now() - firstStart;
   const cpu = process.cpuUsage(cpu0);
+  // Statements the worker sent in the window; the polls above are the bench's own.
+  const statements = queryCount.total - queries0 - polls;
   const profile = await profiler?.stop();
   await sys.stopWorker();
   if (profile && spec.profileOut) await writeFile(spec.profileOut, JSON.stringify(profile));
@@ -96,6 +102,7 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
       cpuPerJobUs: cpuUs / measure,
       cpuUserPerJobUs: cpu.user / measure,
       cpuSystemPerJobUs: cpu.system / measure,
+      statementsPer1kJobs: (statements / measure) * 1000,
       enqueueMs,
     },
   };
