@@ -42,9 +42,15 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
   const get = (scenario: string, system: SystemName, metric: string): Spread | undefined => r.summary[scenario]?.[system]?.[metric];
-  const row = (label: string, scenario: string, metric: string, digits = 0, only?: SystemName[]) =>
-    `| ${label} | ${systems.map((sys) => (only && !only.includes(sys) ? '' : cell(get(scenario, sys, metric), digits))).join(' | ')} |`;
+  // A figure no system has (its scenario was not run) gets no row.
+  const row = (label: string, scenario: string, metric: string, digits = 0, only?: SystemName[]) => {
+    const cells = systems.map((sys) => (only && !only.includes(sys) ? '' : cell(get(scenario, sys, metric), digits)));
+    return cells.some((c) => c !== '') ? `| ${label} | ${cells.join(' | ')} |` : '';
+  };
   const lines: string[] = [];
+  const pushRow = (line: string) => {
+    if (line !== '') lines.push(line);
+  };
   const v = r.versions;
   const dirty = v.jobvisor.dirtySrcFiles;
 
@@ -87,18 +93,18 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('');
   lines.push(`| figure | ${systems.join(' | ')} |`);
   lines.push(`| --- | ${systems.map(() => '---:').join(' | ')} |`);
-  lines.push(row(`bulk enqueue, ${fmtInt(s.enqueueJobs)} jobs in one call (jobs/s)`, 'enqueue', 'jobsPerSec'));
-  for (const c of r.concurrencies) lines.push(row(`drain ${fmtInt(s.drainJobs)}, concurrency ${c} (jobs/s)`, `drain-c${c}`, 'jobsPerSec'));
-  lines.push(row('enqueue → handler start, p50 (ms)', 'latency', 'p50Ms', 1));
-  lines.push(row('enqueue → handler start, p95 (ms)', 'latency', 'p95Ms', 1));
-  lines.push(row('enqueue → handler start, p99 (ms)', 'latency', 'p99Ms', 1));
-  for (const c of r.concurrencies) lines.push(row(`CPU per job in the worker's process, drain c${c} (µs)`, `drain-c${c}`, 'cpuPerJobUs'));
-  for (const c of r.concurrencies) lines.push(row(`statements sent per 1,000 jobs, drain c${c}`, `drain-c${c}`, 'statementsPer1kJobs', 1));
-  lines.push(row(`peak RSS, ${fmtInt(s.memoryJobs)} jobs in flight (MB)`, 'memory', 'peakRssMb', 0, ['jobvisor']));
-  lines.push(row(`peak heap used, ${fmtInt(s.memoryJobs)} jobs in flight (MB)`, 'memory', 'peakHeapUsedMb', 0, ['jobvisor']));
-  lines.push(row(`heap per job in flight (KB)`, 'memory', 'heapPerJobKb', 1, ['jobvisor']));
-  lines.push(row(`time until all ${fmtInt(s.memoryJobs)} handlers had started (ms)`, 'memory', 'startAllMs', 0, ['jobvisor']));
-  lines.push(row(`drain with a backlog of ${fmtInt(s.backlogJobs)}, c${s.backlogConcurrency} (jobs/s, first ${fmtInt(s.backlogMeasure)})`, 'backlog', 'jobsPerSec', 0, ['jobvisor']));
+  pushRow(row(`bulk enqueue, ${fmtInt(s.enqueueJobs)} jobs in one call (jobs/s)`, 'enqueue', 'jobsPerSec'));
+  for (const c of r.concurrencies) pushRow(row(`drain ${fmtInt(s.drainJobs)}, concurrency ${c} (jobs/s)`, `drain-c${c}`, 'jobsPerSec'));
+  pushRow(row('enqueue → handler start, p50 (ms)', 'latency', 'p50Ms', 1));
+  pushRow(row('enqueue → handler start, p95 (ms)', 'latency', 'p95Ms', 1));
+  pushRow(row('enqueue → handler start, p99 (ms)', 'latency', 'p99Ms', 1));
+  for (const c of r.concurrencies) pushRow(row(`CPU per job in the worker's process, drain c${c} (µs)`, `drain-c${c}`, 'cpuPerJobUs'));
+  for (const c of r.concurrencies) pushRow(row(`statements sent per 1,000 jobs, drain c${c}`, `drain-c${c}`, 'statementsPer1kJobs', 1));
+  pushRow(row(`peak RSS, ${fmtInt(s.memoryJobs)} jobs in flight (MB)`, 'memory', 'peakRssMb', 0, ['jobvisor']));
+  pushRow(row(`peak heap used, ${fmtInt(s.memoryJobs)} jobs in flight (MB)`, 'memory', 'peakHeapUsedMb', 0, ['jobvisor']));
+  pushRow(row(`heap per job in flight (KB)`, 'memory', 'heapPerJobKb', 1, ['jobvisor']));
+  pushRow(row(`time until all ${fmtInt(s.memoryJobs)} handlers had started (ms)`, 'memory', 'startAllMs', 0, ['jobvisor']));
+  pushRow(row(`drain with a backlog of ${fmtInt(s.backlogJobs)}, c${s.backlogConcurrency} (jobs/s, first ${fmtInt(s.backlogMeasure)})`, 'backlog', 'jobsPerSec', 0, ['jobvisor']));
   lines.push('');
   if (r.pgbench) {
     const p = r.pgbench;
