@@ -61,10 +61,7 @@ async function runDemo({ store, label }: OpenedStore, connectionArgs: string): P
       }
       records = await tracker.poll();
       const finished = records.filter((job) => FINAL_JOB_STATES.includes(job.state)).length;
-      // Attempts from the supervisor's live counters: claims made by this process.
-      const counters = supervisor.counters.getSnapshot().context.queues;
-      const attempts = new Map(Object.entries(counters).map(([queue, c]) => [queue, c.claimed]));
-      view.update({ queues: countByQueue(records, queues.map((q) => q.name)), attempts, finished, total: records.length, elapsedMs });
+      view.update({ queues: countByQueue(records, queues.map((q) => q.name)), finished, total: records.length, elapsedMs });
       done = cancelled && finished === records.length;
       if (done) break;
       if (interrupted.signal.aborted) throw new CliError(EXIT.interrupted, 'demo interrupted');

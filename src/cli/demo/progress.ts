@@ -11,8 +11,6 @@ export type StateCounts = Record<JobState, number>;
 export interface Progress {
   /** Per queue, this run's jobs by state. */
   queues: ReadonlyMap<string, StateCounts>;
-  /** Per queue, attempts so far (claims). */
-  attempts: ReadonlyMap<string, number>;
   finished: number;
   total: number;
   elapsedMs: number;
@@ -49,7 +47,7 @@ function liveView(stream: NodeJS.WriteStream): ProgressView {
       const lines = [
         `  ${bar} ${progress.finished}/${progress.total} jobs finished · ${seconds(progress.elapsedMs)}`,
         '',
-        ...queueTable(progress, paint).map((line) => `  ${line}`),
+        ...queueTable(progress.queues, paint).map((line) => `  ${line}`),
       ];
       // Back to the first line of the previous frame, clear to the end of the screen, redraw.
       const up = drawn > 0 ? `\x1b[${drawn}F\x1b[J` : '';
@@ -80,15 +78,15 @@ function plainView(stream: NodeJS.WriteStream): ProgressView {
   };
 }
 
-/** Per queue, its jobs by state (zeroes as dots, so that the live ones stand out) and its
- *  attempts: more attempts than jobs means retries. */
-export function queueTable({ queues, attempts }: Pick<Progress, 'queues' | 'attempts'>, paint: Paint): string[] {
+/** Per queue, its jobs by state (zeroes as dots, so that the live ones stand out), and its
+ *  attempts when given (more attempts than jobs: retries). Without them it fits 80 columns. */
+export function queueTable(queues: ReadonlyMap<string, StateCounts>, paint: Paint, attempts?: ReadonlyMap<string, number>): string[] {
   const right = (header: string) => ({ header, align: 'right' as const });
-  const columns = [{ header: 'QUEUE' }, ...JOB_STATES.map((s) => right(s.toUpperCase())), right('ATTEMPTS')];
+  const columns = [{ header: 'QUEUE' }, ...JOB_STATES.map((s) => right(s.toUpperCase())), ...(attempts ? [right('ATTEMPTS')] : [])];
   const rows = [...queues].map(([queue, counts]) => [
     queue,
     ...JOB_STATES.map((s) => (counts[s] ? String(counts[s]) : '·')),
-    String(attempts.get(queue) ?? 0),
+    ...(attempts ? [String(attempts.get(queue) ?? 0)] : []),
   ]);
   const style = (r: number, c: number) => {
     const state = JOB_STATES[c - 1];

@@ -42,7 +42,7 @@ export async function demoSummary(store: JobStore, outcome: DemoOutcome): Promis
     paint('bold', `Done in ${(outcome.elapsedMs / 1000).toFixed(1)} s: ${records.length} jobs, ${attempts} attempts.`),
     `Final states: ${states.join(', ')}`,
     '',
-    ...queueTable({ queues: byQueue, attempts: attemptsByQueue }, paint).map((line) => `  ${line}`),
+    ...queueTable(byQueue, paint, attemptsByQueue).map((line) => `  ${line}`),
     '',
     paint('bold', 'Paths through the job machine, from each job’s stored history:'),
     ...(await pathLines(store, records, paint)),
@@ -74,10 +74,16 @@ async function pathLines(store: JobStore, records: readonly JobRecord[], paint: 
     else groups.set(key, { count: 1, path, example: job, why: error ? truncate(errorText(error), 60) : '' });
   }
   const sorted = [...groups.values()].sort((a, b) => b.count - a.count || a.path.length - b.path.length);
-  const width = Math.max(...sorted.map((g) => g.path.length));
-  return sorted.map(({ count, path, example, why }) => {
-    const label = paint('dim', `job ${example.id} ${example.queue}/${example.kind}${why ? ` · ${why}` : ''}`);
-    return `  ${String(count).padStart(3)}×  ${path.padEnd(width)}  ${label}`;
+  const pathWidth = Math.max(...sorted.map((g) => g.path.length));
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return sorted.flatMap(({ count, path, example, why }) => {
+    const head = `  ${String(count).padStart(3)}×  `;
+    const label = `job ${example.id} ${example.queue}/${example.kind}${why ? ` · ${why}` : ''}`;
+    // The example under its path when one line would wrap on this terminal.
+    if (columns !== undefined && head.length + pathWidth + 2 + label.length > columns) {
+      return [`${head}${path}`, `${' '.repeat(head.length)}${paint('dim', truncate(label, columns - head.length))}`];
+    }
+    return [`${head}${path.padEnd(pathWidth)}  ${paint('dim', label)}`];
   });
 }
 
