@@ -7,8 +7,10 @@ import {
   assertJsonPayload,
   assertName,
   assertPositiveInt,
+  assertTimerMs,
   assertValidDate,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_TIMER_MS,
 } from './validation.js';
 
 /** What a handler receives for one attempt. */
@@ -180,13 +182,13 @@ function resolveQueueSettings(
   assertPositiveInt(at('maxAttempts'), maxAttempts);
   const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
   assertPositiveInt(at('leaseMs'), leaseMs);
-  const heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3));
-  assertPositiveInt(at('heartbeatMs'), heartbeatMs);
+  const heartbeatMs = options.heartbeatMs ?? Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(leaseMs / 3)));
+  assertTimerMs(at('heartbeatMs'), heartbeatMs);
   if (heartbeatMs >= leaseMs) {
     throw new InvalidOptionError(at('heartbeatMs'), `must be shorter than leaseMs (${leaseMs}), got ${heartbeatMs}`);
   }
   const deadlineMs = options.deadlineMs === undefined ? DEFAULTS.deadlineMs : options.deadlineMs;
-  if (deadlineMs !== null) assertPositiveInt(at('deadlineMs'), deadlineMs);
+  if (deadlineMs !== null) assertTimerMs(at('deadlineMs'), deadlineMs);
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   assertPositiveInt(at('maxPayloadBytes'), maxPayloadBytes);
   if (options.gate !== undefined) assertName(at('gate'), options.gate);

@@ -36,6 +36,18 @@ export function assertValidDate(what: string, value: unknown): asserts value is 
   }
 }
 
+/** The longest delay a timer can wait: past 2^31 - 1 ms (about 24.8 days) Node's setTimeout
+ *  fires after 1 ms instead, so a longer deadline or heartbeat would fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A delay that drives a timer: a positive integer a timer can wait. */
+export function assertTimerMs(what: string, value: unknown): asserts value is number {
+  assertPositiveInt(what, value);
+  if (value > MAX_TIMER_MS) {
+    throw new InvalidOptionError(what, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest a timer can wait; got ${value}`);
+  }
+}
+
 /** Default largest payload, as JSON text: 1 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576;
 

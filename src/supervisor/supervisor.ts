@@ -14,7 +14,7 @@ import {
 import type { Queue } from '../queue.js';
 import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
 import { systemClock } from '../types.js';
-import { assertName, assertPositiveInt } from '../validation.js';
+import { assertName, assertPositiveInt, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
 import { createDeadJobAlerter, type DeadJobSink } from './alerts.js';
 import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
@@ -151,9 +151,9 @@ function resolveOptions(options: SupervisorOptions) {
   }
   const concurrency = options.concurrency ?? options.queues.reduce((sum, q) => sum + q.settings.concurrency, 0);
   assertPositiveInt('concurrency', concurrency);
-  const positive = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'prefetchWindowMs' | 'maxPrefetch'>) => {
+  const timer = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'prefetchWindowMs' | 'maxPrefetch' | 'alertThrottleMs'>) => {
     const value = options[key] ?? DEFAULTS[key];
-    assertPositiveInt(key, value);
+    assertTimerMs(key, value);
     return value;
   };
   const nonNegative = (key: 'prefetchWindowMs' | 'maxPrefetch') => {
@@ -164,19 +164,22 @@ function resolveOptions(options: SupervisorOptions) {
   if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.length === 0)) {
     throw new InvalidOptionError('workerId', 'must be a non-empty string');
   }
+  // Not a timer: compared with the clock, so it may be longer than one can wait.
+  const alertThrottleMs = options.alertThrottleMs ?? DEFAULTS.alertThrottleMs;
+  assertPositiveInt('alertThrottleMs', alertThrottleMs);
   return {
     gates,
     concurrency,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     logger: options.logger ?? defaultLogger(),
     clock: options.clock ?? systemClock,
-    pollIntervalMs: positive('pollIntervalMs'),
-    reaperIntervalMs: positive('reaperIntervalMs'),
-    errorBackoffMs: positive('errorBackoffMs'),
-    maxErrorBackoffMs: positive('maxErrorBackoffMs'),
-    writeRetryMs: positive('writeRetryMs'),
+    pollIntervalMs: timer('pollIntervalMs'),
+    reaperIntervalMs: timer('reaperIntervalMs'),
+    errorBackoffMs: timer('errorBackoffMs'),
+    maxErrorBackoffMs: timer('maxErrorBackoffMs'),
+    writeRetryMs: timer('writeRetryMs'),
     prefetch: { windowMs: nonNegative('prefetchWindowMs'), max: nonNegative('maxPrefetch') },
-    alertThrottleMs: positive('alertThrottleMs'),
+    alertThrottleMs,
   };
 }
 
@@ -274,8 +277,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   stop(options: StopOptions = {}): Promise<void> {
     if (this.stopPromise) return this.stopPromise;
     const graceMs = options.graceMs ?? DEFAULTS.graceMs;
-    if (!(Number.isFinite(graceMs) && graceMs >= 0)) {
-      return Promise.reject(new InvalidOptionError('graceMs', `must be a finite number >= 0, got ${graceMs}`));
+    if (!(Number.isFinite(graceMs) && graceMs >= 0 && graceMs <= MAX_TIMER_MS)) {
+      return Promise.reject(new InvalidOptionError('graceMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${graceMs}`));
     }
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
