@@ -72,7 +72,8 @@ export interface JobCount {
   count: number;
 }
 
-/** One row of the history with its event id: ids grow with every append, across all jobs. */
+/** One row of the history with its event id: a decimal string that grows with every append,
+ *  across all jobs. */
 export interface JobEventEntry extends JobEvent {
   id: string;
 }

@@ -1,0 +1,70 @@
+/** Retry, cancel and delete, as the page asks for them: each answers what happened or why not. */
+import type { JobStore } from '../adapters/store.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import { HttpError } from './http.js';
+import { jobDetail, type JobDetail } from './job-json.js';
+
+export const ACTIONS = ['retry', 'cancel', 'delete'] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export interface ActionResult {
+  /** What was done, for the page to show. */
+  message: string;
+  job: JobDetail | null;
+}
+
+export async function runAction(
+  action: Action,
+  id: string,
+  store: JobStore,
+  supervisor: Supervisor | undefined,
+): Promise<ActionResult> {
+  switch (action) {
+    case 'retry': {
+      const answer = await store.retryJob({ id });
+      if (!answer) throw notFound(id);
+      if (!answer.retried) {
+        const { state } = answer.job;
+        throw new HttpError(
+          409,
+          state === 'dead' || state === 'cancelled' || state === 'skipped'
+            ? `job ${id} was not retried: a live job of its queue holds its unique key`
+            : `job ${id} is ${state}: only dead, cancelled or skipped jobs can be retried`,
+        );
+      }
+      return { message: `job ${id} is pending again`, job: jobDetail(answer.job) };
+    }
+    case 'cancel': {
+      // The supervisor can stop a job it runs; the store only one that no worker holds.
+      if (supervisor && (await supervisor.cancel(id))) {
+        return { message: `job ${id} is being cancelled`, job: await read(store, id) };
+      }
+      const answer = await store.cancelJob({ id });
+      if (!answer) throw notFound(id);
+      if (answer.cancelled) return { message: `job ${id} is cancelled`, job: jobDetail(answer.job) };
+      const { state, workerId } = answer.job;
+      throw new HttpError(
+        409,
+        state === 'running'
+          ? `job ${id} is running on worker ${workerId}: only the process that runs it can cancel it ` +
+              '(an inspector started with that supervisor)'
+          : `job ${id} is ${state}: only pending, retrying or running jobs can be cancelled`,
+      );
+    }
+    case 'delete': {
+      const answer = await store.deleteJob({ id });
+      if (!answer) throw notFound(id);
+      if (!answer.deleted) throw new HttpError(409, `job ${id} is running: cancel it first, then delete it`);
+      return { message: `job ${id} is deleted`, job: null };
+    }
+  }
+}
+
+async function read(store: JobStore, id: string): Promise<JobDetail | null> {
+  const job = await store.getJob({ id });
+  return job ? jobDetail(job) : null;
+}
+
+function notFound(id: string): HttpError {
+  return new HttpError(404, `no job with id ${id}`);
+}

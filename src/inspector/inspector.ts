@@ -1,0 +1,279 @@
+/**
+ * The inspector: a local page of queues, jobs and each job's path through the job machine,
+ * live, served by `node:http` on 127.0.0.1.
+ *
+ *   GET  /                          the page (index.html, app.js, style.css)
+ *   GET  /api/info                  whether actions are enabled, the supervisor beside it
+ *   GET  /api/queues                backlog, throughput and running jobs per queue
+ *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
+ *   GET  /api/jobs/:id              one job with its history and machine path
+ *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
+ *   GET  /api/machine.svg           the job machine
+ *   GET  /api/events                server-sent events: transitions as they are written
+ *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
+ *
+ * Without a token the page is read-only and the actions answer 403.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import type { JobStore, Unsubscribe } from '../adapters/store.js';
+import { InvalidOptionError } from '../errors.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import type { Logger } from '../types.js';
+import { ACTIONS, runAction, type Action } from './actions.js';
+import { safeJson } from './escape.js';
+import { EventFeed, type FeedBatch } from './event-feed.js';
+import {
+  checkHost,
+  checkOrigin,
+  HttpError,
+  presentedToken,
+  readBody,
+  sendError,
+  sendJson,
+  sendText,
+  setSecurityHeaders,
+  tokenMatches,
+} from './http.js';
+import { parseJobId, parseNoQuery } from './params.js';
+import { QueueStats } from './queue-stats.js';
+import * as read from './routes.js';
+
+export const DEFAULT_INSPECTOR_PORT = 4780;
+
+export interface InspectorOptions {
+  store: JobStore;
+  /** A supervisor in this process: its counters on the page, and cancel of the jobs it runs. */
+  supervisor?: Supervisor;
+  /** Default 127.0.0.1. Anything else exposes job payloads to whoever can reach it. */
+  host?: string;
+  /** Default 4780; 0 picks a free port (see `url`). */
+  port?: number;
+  /** Enables retry, cancel and delete for requests that carry it. Default none: read-only. */
+  token?: string;
+  /** Default pino at `info` (`silent` under a test runner). */
+  logger?: Logger;
+  /** How often the history is polled while a page is open. Default 1,000 ms. */
+  pollIntervalMs?: number;
+}
+
+export interface Inspector {
+  /** e.g. `http://127.0.0.1:4780/` */
+  readonly url: string;
+  readonly port: number;
+  /** Stops serving and ends open pages' streams. Idempotent. */
+  close(): Promise<void>;
+}
+
+const STATIC_FILES: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+};
+/** Next to this module; `npm run build` copies them into dist/. */
+const PUBLIC_DIR = new URL('./public/', import.meta.url);
+const STATS_CACHE_MS = 2_000;
+const KEEPALIVE_MS = 15_000;
+
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const { store, supervisor } = options;
+  if (!store) throw new InvalidOptionError('store', 'is required');
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? DEFAULT_INSPECTOR_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new InvalidOptionError('port', `must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  const token = options.token;
+  if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
+    throw new InvalidOptionError('token', 'must be a string of at least 8 characters');
+  }
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 10) {
+    throw new InvalidOptionError('pollIntervalMs', `must be an integer >= 10, got ${String(pollIntervalMs)}`);
+  }
+  const logger = options.logger ?? defaultLogger();
+
+  const files = new Map<string, Buffer>();
+  for (const [path, { file }] of Object.entries(STATIC_FILES)) files.set(path, await readFile(new URL(file, PUBLIC_DIR)));
+
+  const feed = new EventFeed(store, { pollIntervalMs, logger });
+  const readContext: read.ReadContext = {
+    store,
+    supervisor,
+    stats: new QueueStats(store, supervisor, STATS_CACHE_MS),
+    actionsEnabled: token !== undefined,
+  };
+  const streams = new Set<ServerResponse>();
+  const wakeups = new WakeUps(store, supervisor, feed, logger);
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkHost(req, host);
+    const url = new URL(req.url ?? '/', 'http://inspector');
+    const path = url.pathname;
+    const segments = path.split('/').filter(Boolean);
+
+    if (req.method === 'POST') {
+      const [api, jobs, rawId, action, ...rest] = segments;
+      if (api !== 'api' || jobs !== 'jobs' || !rawId || !ACTIONS.includes(action as Action) || rest.length > 0) {
+        throw new HttpError(404, `no such action: POST ${path}`);
+      }
+      checkOrigin(req);
+      const body = await readBody(req);
+      if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
+      if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
+      const id = parseJobId(rawId);
+      const result = await runAction(action as Action, id, store, supervisor);
+      logger.info({ jobId: id, action }, 'inspector: job action');
+      if (action === 'delete') feed.broadcast({ type: 'deleted', jobId: id });
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, `method ${req.method} not allowed`);
+
+    const staticFile = STATIC_FILES[path];
+    if (staticFile) {
+      parseNoQuery(url.searchParams);
+      sendText(res, staticFile.type, files.get(path)!);
+      return;
+    }
+    if (segments[0] !== 'api') throw new HttpError(404, `not found: ${path}`);
+    const [, resource, rawId, sub, ...rest] = segments;
+    if (resource === 'jobs' && rawId === undefined) {
+      sendJson(res, 200, await read.listJobs(readContext, url.searchParams));
+      return;
+    }
+    parseNoQuery(url.searchParams);
+    if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
+    if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
+    if (resource === 'machine.svg' && rawId === undefined) {
+      return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, undefined));
+    }
+    if (resource === 'events' && rawId === undefined) return openStream(req, res);
+    if (resource === 'jobs' && rawId !== undefined && rest.length === 0) {
+      const id = parseJobId(rawId);
+      if (sub === undefined) return sendJson(res, 200, await read.getJob(readContext, id));
+      if (sub === 'machine.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, id));
+    }
+    throw new HttpError(404, `not found: ${path}`);
+  }
+
+  /** Server-sent events: `jobs` with a batch of transitions, `deleted`, or `reset` when the
+   *  feed fell behind and the page should reload what it shows. */
+  function openStream(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    streams.add(res);
+    const unsubscribe = feed.subscribe((batch) => res.write(formatEvent(batch)));
+    wakeups.retain();
+    const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+    req.on('close', () => {
+      clearInterval(keepalive);
+      unsubscribe();
+      wakeups.release();
+      streams.delete(res);
+    });
+  }
+
+  const server: Server = createServer((req, res) => {
+    setSecurityHeaders(res);
+    route(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError) {
+        if (!res.headersSent) sendError(res, error.status, error.message);
+        return;
+      }
+      logger.error({ err: error, url: req.url }, 'inspector: request failed');
+      if (!res.headersSent) sendError(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`;
+  logger.info({ url, actions: token !== undefined }, 'inspector listening');
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port: bound,
+    close() {
+      closed ??= (async () => {
+        for (const res of streams) res.end();
+        await feed.close();
+        await wakeups.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closed;
+    },
+  };
+}
+
+function formatEvent(batch: FeedBatch): string {
+  switch (batch.type) {
+    case 'events':
+      return `event: jobs\ndata: ${safeJson(batch.events)}\n\n`;
+    case 'deleted':
+      return `event: deleted\ndata: ${safeJson({ jobId: batch.jobId })}\n\n`;
+    case 'reset':
+      return 'event: reset\ndata: {}\n\n';
+  }
+}
+
+/**
+ * While a page listens, the feed polls at once when something likely changed: the store
+ * announces an enqueue or a retry, or the supervisor's counters move (a claim, an outcome).
+ */
+class WakeUps {
+  #listeners = 0;
+  #unsubscribe: Promise<Unsubscribe | undefined> | undefined;
+  #unsubscribeCounters: (() => void) | undefined;
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly supervisor: Supervisor | undefined,
+    private readonly feed: EventFeed,
+    private readonly logger: Logger,
+  ) {}
+
+  retain(): void {
+    if (this.#listeners++ > 0) return;
+    const wake = () => this.feed.wake();
+    if (this.store.capabilities.notifications) {
+      this.#unsubscribe = this.store.subscribe(wake).catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'inspector: no store notifications; polling only');
+        return undefined;
+      });
+    }
+    const subscription = this.supervisor?.counters.subscribe(wake);
+    this.#unsubscribeCounters = subscription ? () => subscription.unsubscribe() : undefined;
+  }
+
+  release(): void {
+    if (--this.#listeners > 0) return;
+    void this.close();
+  }
+
+  async close(): Promise<void> {
+    this.#unsubscribeCounters?.();
+    this.#unsubscribeCounters = undefined;
+    const unsubscribe = await this.#unsubscribe;
+    this.#unsubscribe = undefined;
+    await unsubscribe?.();
+  }
+}
+
+function defaultLogger(): Logger {
+  const underTest = process.env.VITEST !== undefined || process.env.NODE_ENV === 'test';
+  return pino({ name: 'jobvisor-inspector', level: underTest ? 'silent' : 'info' });
+}

@@ -1,0 +1,45 @@
+/** What the inspector's API sends of a job: never its lease token (the right to write its
+ *  outcome), and in lists neither payload nor result. */
+import type { JobErrorInfo, JobRecord } from '../types.js';
+
+export interface JobSummary {
+  id: string;
+  queue: string;
+  kind: string;
+  state: JobRecord['state'];
+  priority: number;
+  attempt: number;
+  maxAttempts: number;
+  uniqueKey: string | null;
+  workerId: string | null;
+  runAt: Date;
+  leaseExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface JobDetail extends Omit<JobSummary, 'error'> {
+  payload: unknown;
+  result: unknown;
+  error: JobErrorInfo | null;
+}
+
+const MAX_LIST_MESSAGE = 200;
+
+export function jobSummary(job: JobRecord): JobSummary {
+  const { payload, result, leaseToken, error, ...rest } = job;
+  const message = error?.message ?? '';
+  return {
+    ...rest,
+    error: error
+      ? { code: error.code, message: message.length > MAX_LIST_MESSAGE ? `${message.slice(0, MAX_LIST_MESSAGE)}…` : message }
+      : null,
+  };
+}
+
+export function jobDetail(job: JobRecord): JobDetail {
+  const { leaseToken, ...rest } = job;
+  return rest;
+}

@@ -1,0 +1,96 @@
+/**
+ * Query parameters and path segments of the inspector's API, checked before any store call:
+ * a bad one is a 400 naming it, never an exception further down.
+ */
+import type { ScanJobsParams } from '../adapters/store.js';
+import { JOB_STATES, type JobState } from '../types.js';
+import { HttpError } from './http.js';
+
+/** As validation.ts checks queue and kind names at enqueue. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** Ids of the bundled stores are decimal; a custom store may use uuids or the like. */
+const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_SEARCH = 256;
+const MAX_LIMIT = 200;
+
+export interface JobListQuery {
+  filters: Pick<ScanJobsParams, 'queue' | 'state' | 'kind'>;
+  /** An id or a unique key. */
+  search: string | undefined;
+  beforeId: string | undefined;
+  limit: number;
+}
+
+/** Only the names given, each at most once. */
+function single(query: URLSearchParams, allowed: readonly string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const [name, value] of query) {
+    if (!allowed.includes(name)) {
+      const expected = allowed.length === 0 ? 'this endpoint takes none' : `expected one of ${allowed.join(', ')}`;
+      throw new HttpError(400, `unknown parameter "${name}"; ${expected}`);
+    }
+    if (values.has(name)) throw new HttpError(400, `parameter "${name}" given twice`);
+    values.set(name, value);
+  }
+  return values;
+}
+
+export function parseJobListQuery(query: URLSearchParams): JobListQuery {
+  const values = single(query, ['queue', 'state', 'kind', 'q', 'before', 'limit']);
+  const optional = (name: string) => {
+    const value = values.get(name);
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const queue = optional('queue');
+  const kind = optional('kind');
+  for (const [name, value] of [['queue', queue], ['kind', kind]] as const) {
+    if (value !== undefined && !NAME.test(value)) {
+      throw new HttpError(400, `${name}: must be 1-128 letters, digits, "_", ".", ":" or "-"`);
+    }
+  }
+  const state = optional('state');
+  if (state !== undefined && !(JOB_STATES as readonly string[]).includes(state)) {
+    throw new HttpError(400, `state: must be one of ${JOB_STATES.join(', ')}`);
+  }
+  const search = optional('q')?.trim() || undefined;
+  if (search !== undefined && search.length > MAX_SEARCH) {
+    throw new HttpError(400, `q: at most ${MAX_SEARCH} characters`);
+  }
+  const before = optional('before');
+  if (before !== undefined && !JOB_ID.test(before)) throw new HttpError(400, 'before: must be a job id');
+  const limitText = optional('limit');
+  const limit = limitText === undefined ? 50 : Number(limitText);
+  if (!/^\d+$/.test(limitText ?? '50') || limit < 1 || limit > MAX_LIMIT) {
+    throw new HttpError(400, `limit: must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  return {
+    filters: {
+      ...(queue === undefined ? {} : { queue }),
+      ...(state === undefined ? {} : { state: state as JobState }),
+      ...(kind === undefined ? {} : { kind }),
+    },
+    search,
+    beforeId: before,
+    limit,
+  };
+}
+
+/** For endpoints that take no parameters: anything given is a mistake worth saying. */
+export function parseNoQuery(query: URLSearchParams): void {
+  single(query, []);
+}
+
+export function parseJobId(segment: string): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, 'job id: not a valid URL segment');
+  }
+  if (!JOB_ID.test(id)) throw new HttpError(400, 'job id: must be 1-64 letters, digits, "_" or "-"');
+  return id;
+}
+
+export function isJobId(text: string): boolean {
+  return JOB_ID.test(text);
+}

@@ -1,0 +1,413 @@
+// The inspector's page: plain DOM, no framework, no build step. Every value that comes from
+// a job (payload, error, kind, keys) reaches the page through textContent, never as markup.
+'use strict';
+
+const $ = (selector) => document.querySelector(selector);
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, String(value));
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child ?? '')));
+  return node;
+}
+
+const state = {
+  info: null,
+  token: sessionStorage.getItem('jobvisor-token') || '',
+  /** The current page's cursor: null for the newest jobs. */
+  before: null,
+  nextBefore: null,
+  jobId: null,
+};
+
+// ── API ────────────────────────────────────────────────────────────────────────────────
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: { accept: 'application/json', ...(options.headers || {}) } });
+  const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { status: response.status });
+  return body;
+}
+
+function flash(message, kind = 'info') {
+  const node = $('#flash');
+  node.textContent = message;
+  node.className = kind;
+  node.hidden = false;
+  clearTimeout(flash.timer);
+  flash.timer = setTimeout(() => (node.hidden = true), kind === 'error' ? 10000 : 4000);
+}
+
+// ── formatting ─────────────────────────────────────────────────────────────────────────
+
+function ago(iso) {
+  if (!iso) return '';
+  const ms = Date.now() - Date.parse(iso);
+  return ms >= 0 ? `${duration(ms)} ago` : `in ${duration(-ms)}`;
+}
+
+function duration(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+}
+
+function time(iso) {
+  return iso ? el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, ago(iso)) : '';
+}
+
+function stateBadge(jobState) {
+  return el('span', { class: `state ${jobState}` }, jobState);
+}
+
+function jobLink(id) {
+  return el('a', { href: `#/jobs/${encodeURIComponent(id)}` }, id);
+}
+
+function count(n, max) {
+  return n >= max ? `${n}+` : String(n);
+}
+
+/** A tiny bar chart of a series, drawn with SVG elements (no markup strings). */
+function sparkline(series, color) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  const width = 80;
+  const height = 18;
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('width', width);
+  svg.setAttribute('height', height);
+  svg.setAttribute('class', 'spark');
+  const max = Math.max(1, ...series);
+  const bar = width / series.length;
+  series.forEach((value, i) => {
+    const rect = document.createElementNS(ns, 'rect');
+    const h = value === 0 ? 1 : Math.max(2, (value / max) * height);
+    rect.setAttribute('x', String(i * bar + 1));
+    rect.setAttribute('y', String(height - h));
+    rect.setAttribute('width', String(bar - 2));
+    rect.setAttribute('height', String(h));
+    rect.setAttribute('fill', value === 0 ? '#d0d7de' : color);
+    svg.append(rect);
+  });
+  return svg;
+}
+
+function sum(series) {
+  return series.reduce((a, b) => a + b, 0);
+}
+
+function addSeries(a, b) {
+  if (!a) return b || null;
+  if (!b) return a;
+  return a.map((value, i) => value + (b[i] || 0));
+}
+
+// ── overview ───────────────────────────────────────────────────────────────────────────
+
+async function loadQueues() {
+  const view = await api('/api/queues');
+  const body = $('#queues tbody');
+  const rows = view.queues.map((q) => {
+    const completed = q.throughput.completed || view.buckets.map(() => 0);
+    const failed = addSeries(q.throughput.retrying, q.throughput.dead) || view.buckets.map(() => 0);
+    const filter = (jobState) => el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
+    return el(
+      'tr',
+      { 'data-queue': q.queue },
+      el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
+      ...['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'].map((s) =>
+        el('td', { class: `num ${q.counts[s] > 0 ? s : ''}` }, filter(s)),
+      ),
+      el('td', { title: q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
+      el('td', { class: 'spark-cell', title: 'per minute, oldest first' }, sparkline(completed, '#1a7f37'), ` ${sum(completed)}`),
+      el('td', { class: 'spark-cell', title: 'attempts that failed (retrying or dead), per minute' }, sparkline(failed, '#cf222e'), ` ${sum(failed)}`),
+    );
+  });
+  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 10, class: 'muted' }, 'no jobs yet'))]));
+  $('#queue-names').replaceChildren(...view.queues.map((q) => el('option', { value: q.queue })));
+  $('#queues-note').textContent = `jobs completed and attempts failed in the last ${view.buckets.length} min, per minute${view.partial ? ' (at least: history read in part)' : ''}`;
+
+  const running = view.running.map((job) =>
+    el(
+      'tr',
+      { 'data-job-id': job.id },
+      el('td', {}, jobLink(job.id)),
+      el('td', {}, job.queue),
+      el('td', {}, job.kind),
+      el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
+      el('td', {}, job.workerId || ''),
+      el('td', {}, time(job.leaseExpiresAt)),
+    ),
+  );
+  $('#running tbody').replaceChildren(...(running.length ? running : [el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'nothing running'))]));
+  $('#running-note').textContent = view.runningMore ? `the newest ${view.running.length}` : '';
+
+  const lastError = view.supervisor && view.supervisor.lastError;
+  $('#store-error').hidden = !lastError;
+  if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
+}
+
+function filterParams() {
+  const params = new URLSearchParams(location.hash.split('?')[1] || '');
+  for (const [name, value] of [...params]) if (!value) params.delete(name);
+  return params;
+}
+
+async function loadJobs() {
+  const params = filterParams();
+  if (state.before) params.set('before', state.before);
+  const page = await api(`/api/jobs?${params}`);
+  state.nextBefore = page.nextBefore;
+  const rows = page.jobs.map(jobRow);
+  const empty = page.nextBefore ? 'no match in this stretch of jobs: look further with "older"' : 'no jobs match';
+  $('#jobs tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, empty))]));
+  $('#older').disabled = !page.nextBefore;
+  $('#newest').disabled = !state.before;
+  $('#pager-note').textContent = state.before ? `jobs older than ${state.before}` : 'newest first';
+}
+
+function jobRow(job) {
+  return el(
+    'tr',
+    { 'data-job-id': job.id },
+    el('td', {}, jobLink(job.id)),
+    el('td', {}, job.queue),
+    el('td', {}, job.kind),
+    el('td', { class: 'state-cell' }, stateBadge(job.state)),
+    el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
+    el('td', {}, job.uniqueKey || ''),
+    el('td', {}, time(job.updatedAt)),
+    el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, job.error ? `${job.error.code}: ${job.error.message}` : ''),
+  );
+}
+
+function fillFilterForm() {
+  const form = $('#filters');
+  const params = filterParams();
+  for (const name of ['queue', 'state', 'kind', 'q']) form.elements[name].value = params.get(name) || '';
+}
+
+// ── one job ────────────────────────────────────────────────────────────────────────────
+
+async function loadJob(id) {
+  let view;
+  try {
+    view = await api(`/api/jobs/${encodeURIComponent(id)}`);
+  } catch (error) {
+    $('#job-id').textContent = id;
+    $('#job-state').replaceChildren(error.status === 404 ? 'not found (deleted?)' : error.message);
+    return;
+  }
+  const { job, events, path } = view;
+  $('#job-id').textContent = job.id;
+  $('#job-state').replaceChildren(stateBadge(job.state));
+  const fields = [
+    ['queue', job.queue],
+    ['kind', job.kind],
+    ['attempts', `${job.attempt} of ${job.maxAttempts}`],
+    ['priority', job.priority],
+    ['unique key', job.uniqueKey || '—'],
+    ['worker', job.workerId || '—'],
+    ['lease expires', job.leaseExpiresAt ? time(job.leaseExpiresAt) : '—'],
+    ['run at', time(job.runAt)],
+    ['created', time(job.createdAt)],
+    ['updated', time(job.updatedAt)],
+    ['finished', job.finishedAt ? time(job.finishedAt) : '—'],
+    ['machine state', path.current || 'not claimed yet'],
+  ];
+  $('#job-fields tbody').replaceChildren(...fields.map(([name, value]) => el('tr', {}, el('th', {}, name), el('td', {}, value))));
+  $('#job-payload').textContent = JSON.stringify(job.payload, null, 2);
+  const failed = job.error !== null;
+  $('#job-outcome-title').textContent = failed ? 'error' : 'result';
+  $('#job-outcome').className = failed ? 'error' : '';
+  $('#job-outcome').textContent = failed
+    ? [`${job.error.code}${job.error.name ? ` (${job.error.name})` : ''}: ${job.error.message}`, job.error.stack || ''].join('\n').trim()
+    : job.result === null ? '—' : JSON.stringify(job.result, null, 2);
+  $('#job-history tbody').replaceChildren(
+    ...events.map((event) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, new Date(event.at).toLocaleTimeString(undefined, { hour12: false }) + `.${String(new Date(event.at).getMilliseconds()).padStart(3, '0')}`)),
+        el('td', {}, event.fromState ? stateBadge(event.fromState) : 'enqueued', ' → ', stateBadge(event.toState)),
+        el('td', { class: 'num' }, event.attempt),
+        el('td', {}, event.workerId || ''),
+        el('td', { class: 'error-cell' }, event.error ? `${event.error.code}: ${event.error.message}` : ''),
+      ),
+    ),
+  );
+  for (const button of document.querySelectorAll('#actions button')) {
+    const action = button.dataset.action;
+    button.disabled = !(
+      (action === 'retry' && ['dead', 'cancelled', 'skipped'].includes(job.state)) ||
+      (action === 'cancel' && ['pending', 'retrying', 'running'].includes(job.state)) ||
+      (action === 'delete' && job.state !== 'running')
+    );
+  }
+  await loadDiagram(job.id);
+}
+
+/** The server draws the machine; the SVG holds only names from the machine definition. */
+async function loadDiagram(id) {
+  const response = await fetch(`/api/jobs/${encodeURIComponent(id)}/machine.svg`);
+  if (!response.ok) return;
+  const doc = new DOMParser().parseFromString(await response.text(), 'image/svg+xml');
+  if (doc.documentElement.nodeName !== 'svg') return;
+  $('#job-diagram').replaceChildren(document.importNode(doc.documentElement, true));
+}
+
+async function act(action) {
+  const id = state.jobId;
+  if (action === 'delete' && !confirm(`Delete job ${id} and its history?`)) return;
+  try {
+    const result = await api(`/api/jobs/${encodeURIComponent(id)}/${action}`, {
+      method: 'POST',
+      headers: state.token ? { 'x-jobvisor-token': state.token } : {},
+    });
+    flash(result.message);
+    if (action === 'delete') location.hash = '#/';
+    else await loadJob(id);
+  } catch (error) {
+    flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
+  }
+}
+
+// ── routing and live updates ───────────────────────────────────────────────────────────
+
+function route() {
+  const match = /^#\/jobs\/([^?]+)/.exec(location.hash);
+  state.jobId = match ? decodeURIComponent(match[1]) : null;
+  $('#overview').hidden = state.jobId !== null;
+  $('#job').hidden = state.jobId === null;
+  return refresh();
+}
+
+async function refresh() {
+  try {
+    if (state.jobId !== null) await loadJob(state.jobId);
+    else {
+      fillFilterForm();
+      await Promise.all([loadQueues(), loadJobs()]);
+    }
+  } catch (error) {
+    flash(error.message, 'error');
+  }
+}
+
+/** Runs `fn` at most once per `ms`, the last call winning. */
+function throttle(fn, ms) {
+  let timer = null;
+  let again = false;
+  return () => {
+    if (timer) {
+      again = true;
+      return;
+    }
+    fn();
+    timer = setTimeout(() => {
+      timer = null;
+      if (again) {
+        again = false;
+        fn();
+      }
+    }, ms);
+  };
+}
+
+const refreshJob = throttle(() => state.jobId !== null && loadJob(state.jobId).catch(() => {}), 150);
+const refreshJobs = throttle(() => state.jobId === null && loadJobs().catch(() => {}), 250);
+const refreshQueues = throttle(() => state.jobId === null && loadQueues().catch(() => {}), 1000);
+
+function onTransitions(events) {
+  $('#live').title = `last transition ${new Date().toLocaleTimeString()}`;
+  if (state.jobId !== null) {
+    if (events.some((event) => event.jobId === state.jobId)) refreshJob();
+    return;
+  }
+  refreshQueues();
+  // The newest page gains new jobs; an older page only sees its rows change state.
+  if (!state.before) return refreshJobs();
+  for (const event of events) {
+    const cell = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"] .state-cell`);
+    if (cell) cell.replaceChildren(stateBadge(event.toState));
+  }
+}
+
+function connect() {
+  const source = new EventSource('/api/events');
+  const live = $('#live');
+  source.addEventListener('open', () => {
+    live.textContent = 'live';
+    live.className = 'live on';
+    refresh();
+  });
+  source.addEventListener('error', () => {
+    live.textContent = 'reconnecting…';
+    live.className = 'live off';
+  });
+  source.addEventListener('jobs', (message) => onTransitions(JSON.parse(message.data)));
+  source.addEventListener('deleted', (message) => {
+    const { jobId } = JSON.parse(message.data);
+    if (state.jobId === jobId) loadJob(jobId);
+    else refreshJobs();
+  });
+  source.addEventListener('reset', () => refresh());
+}
+
+async function start() {
+  state.info = await api('/api/info');
+  const select = $('#filters').elements.state;
+  for (const s of state.info.states) select.append(el('option', { value: s }, s));
+  if (state.info.supervisor) $('#worker').textContent = `in process with worker ${state.info.supervisor.workerId}`;
+  $('#token-form').hidden = !state.info.actions;
+  $('#readonly').hidden = state.info.actions;
+  $('#actions').hidden = !state.info.actions;
+  $('#token').value = state.token;
+
+  $('#token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    state.token = $('#token').value;
+    sessionStorage.setItem('jobvisor-token', state.token);
+    flash(state.token ? 'token set for this tab' : 'token cleared');
+  });
+  $('#filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    for (const [name, value] of new FormData(event.target)) if (value) params.set(name, String(value).trim());
+    state.before = null;
+    location.hash = `#/?${params}`;
+  });
+  $('#filters').addEventListener('reset', () => {
+    state.before = null;
+    location.hash = '#/';
+  });
+  $('#older').addEventListener('click', () => {
+    state.before = state.nextBefore;
+    loadJobs().catch((error) => flash(error.message, 'error'));
+  });
+  $('#newest').addEventListener('click', () => {
+    state.before = null;
+    loadJobs().catch((error) => flash(error.message, 'error'));
+  });
+  for (const button of document.querySelectorAll('#actions button')) {
+    button.addEventListener('click', () => act(button.dataset.action));
+  }
+  window.addEventListener('hashchange', () => {
+    if (!location.hash.startsWith('#/jobs/')) {
+      state.before = null;
+    }
+    route();
+  });
+  await route();
+  connect();
+  // Relative times and the queues age even when nothing happens.
+  setInterval(() => (state.jobId === null ? loadQueues() : loadJob(state.jobId)).catch(() => {}), 15000);
+}
+
+start().catch((error) => flash(`cannot reach the inspector: ${error.message}`, 'error'));

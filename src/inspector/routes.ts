@@ -1,0 +1,63 @@
+/** The inspector's read-only API: what each GET under /api/ answers. */
+import type { JobStore } from '../adapters/store.js';
+import { jobMachine } from '../machines/job-machine.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import { JOB_STATES } from '../types.js';
+import { HttpError } from './http.js';
+import { jobDetail, jobSummary } from './job-json.js';
+import { jobMachinePath } from './job-path.js';
+import { layoutMachine, renderMachineSvg } from './machine-svg.js';
+import { isJobId, parseJobListQuery } from './params.js';
+import type { QueueStats } from './queue-stats.js';
+
+export interface ReadContext {
+  store: JobStore;
+  supervisor: Supervisor | undefined;
+  stats: QueueStats;
+  actionsEnabled: boolean;
+}
+
+function jobMachineGraph() {
+  return layoutMachine(jobMachine).graph;
+}
+
+export function info(ctx: ReadContext) {
+  return {
+    actions: ctx.actionsEnabled,
+    states: JOB_STATES,
+    supervisor: ctx.supervisor ? { workerId: ctx.supervisor.workerId } : null,
+  };
+}
+
+export async function listJobs(ctx: ReadContext, query: URLSearchParams) {
+  const { filters, search, beforeId, limit } = parseJobListQuery(query);
+  // A search names a job id or a unique key; both are looked up, each through an index.
+  const byId = search !== undefined && beforeId === undefined && isJobId(search) ? await ctx.store.getJob({ id: search }) : null;
+  const page = await ctx.store.scanJobs({
+    ...filters,
+    ...(search === undefined ? {} : { uniqueKey: search }),
+    ...(beforeId === undefined ? {} : { beforeId }),
+    limit,
+  });
+  const jobs = byId && !page.jobs.some((job) => job.id === byId.id) ? [byId, ...page.jobs] : page.jobs;
+  return { jobs: jobs.map(jobSummary), nextBefore: page.nextBeforeId };
+}
+
+export async function getJob(ctx: ReadContext, id: string) {
+  const job = await ctx.store.getJob({ id });
+  if (!job) throw new HttpError(404, `no job with id ${id}`);
+  const events = await ctx.store.getJobEvents({ id });
+  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events) };
+}
+
+/** The job machine, with this job's path highlighted when an id is given. */
+export async function jobMachineSvg(ctx: ReadContext, id: string | undefined): Promise<string> {
+  if (id === undefined) return renderMachineSvg(jobMachine);
+  const events = await ctx.store.getJobEvents({ id });
+  if (events.length === 0 && !(await ctx.store.getJob({ id }))) throw new HttpError(404, `no job with id ${id}`);
+  return renderMachineSvg(jobMachine, jobMachinePath(jobMachineGraph(), events));
+}
+
+export function queues(ctx: ReadContext) {
+  return ctx.stats.read();
+}

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JobEventEntry, JobStore, ListJobEventsParams } from '../../src/adapters/store.js';
+import { EventFeed, type FeedBatch } from '../../src/inspector/event-feed.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A history whose rows become visible when the test says, as commits do. */
+function fakeHistory() {
+  const visible = new Map<number, JobEventEntry>();
+  const show = (...ids: number[]) => {
+    for (const id of ids) {
+      visible.set(id, { id: String(id), jobId: `j${id}`, fromState: null, toState: 'pending', attempt: 0, workerId: null, at: new Date(0), error: null });
+    }
+  };
+  const store = {
+    async listJobEvents({ afterId, limit = 100 }: ListJobEventsParams) {
+      const sorted = [...visible.values()].sort((a, b) => Number(a.id) - Number(b.id));
+      return afterId === undefined ? sorted.slice(-limit) : sorted.filter((e) => Number(e.id) > Number(afterId)).slice(0, limit);
+    },
+  } as unknown as JobStore;
+  return { store, show };
+}
+
+let feed: EventFeed | undefined;
+afterEach(async () => {
+  await feed?.close();
+  feed = undefined;
+});
+
+function collect(store: JobStore, batchSize?: number) {
+  feed = new EventFeed(store, { pollIntervalMs: 5, logger: silent, ...(batchSize ? { batchSize } : {}) });
+  const batches: FeedBatch[] = [];
+  feed.subscribe((batch) => batches.push(batch));
+  const ids = () => batches.flatMap((b) => (b.type === 'events' ? b.events.map((e) => Number(e.id)) : []));
+  return { batches, ids };
+}
+
+describe('EventFeed', () => {
+  it('starts at the end of the history and streams what comes after, in id order', async () => {
+    const { store, show } = fakeHistory();
+    show(1, 2);
+    const { ids } = collect(store);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    show(3, 4);
+    await vi.waitFor(() => expect(ids()).toEqual([3, 4]));
+  });
+
+  it('comes back for an id that showed up late (a transaction committed after a later one)', async () => {
+    const { store, show } = fakeHistory();
+    show(1);
+    const { ids } = collect(store);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    show(2, 4);
+    await vi.waitFor(() => expect(ids()).toEqual([2, 4]));
+    show(3, 5);
+    await vi.waitFor(() => expect(ids().sort()).toEqual([2, 3, 4, 5]));
+    expect(ids().filter((id) => id === 4)).toHaveLength(1);
+  });
+
+  it('skips to the newest event and says so when it falls too far behind', async () => {
+    const { store, show } = fakeHistory();
+    const { batches } = collect(store, 2);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    show(...Array.from({ length: 20 }, (_, i) => i + 1));
+    await vi.waitFor(() => expect(batches.some((b) => b.type === 'reset')).toBe(true));
+    show(21);
+    await vi.waitFor(() => expect(batches.at(-1)).toMatchObject({ type: 'events', events: [{ id: '21' }] }));
+  });
+
+  it('stops polling when the last listener leaves', async () => {
+    const { store } = fakeHistory();
+    const spy = vi.spyOn(store, 'listJobEvents');
+    feed = new EventFeed(store, { pollIntervalMs: 5, logger: silent });
+    const unsubscribe = feed.subscribe(() => {});
+    await vi.waitFor(() => expect(spy.mock.calls.length).toBeGreaterThan(2));
+    unsubscribe();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const calls = spy.mock.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(spy.mock.calls.length).toBe(calls);
+  });
+});
