@@ -7,6 +7,7 @@ import {
   assertJsonPayload,
   assertName,
   assertPositiveInt,
+  assertStorableString,
   assertTimerMs,
   assertValidDate,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -150,9 +151,7 @@ export function buildEnqueueJob(
   if (options.priority !== undefined) assertInteger('priority', options.priority);
   if (options.runAt !== undefined) assertValidDate('runAt', options.runAt);
   if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
-  if (options.uniqueKey !== undefined && (typeof options.uniqueKey !== 'string' || options.uniqueKey.length === 0)) {
-    throw new InvalidOptionError('uniqueKey', 'must be a non-empty string');
-  }
+  if (options.uniqueKey !== undefined) assertStorableString('uniqueKey', options.uniqueKey);
   return {
     queue,
     kind,

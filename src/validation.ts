@@ -48,17 +48,46 @@ export function assertTimerMs(what: string, value: unknown): asserts value is nu
   }
 }
 
+/** A string the store can hold as text and in jsonb: no NUL character (PostgreSQL refuses it)
+ *  and no lone UTF-16 surrogate (jsonb refuses it; text would silently replace it). */
+const UNSTORABLE_CHARACTER = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNSTORABLE_CHARACTERS = new RegExp(UNSTORABLE_CHARACTER.source, 'g');
+
+export function storableStringIssue(value: string): string | undefined {
+  const found = UNSTORABLE_CHARACTER.exec(value);
+  if (!found) return undefined;
+  return found[0] === '\0' ? 'holds a NUL character (\\u0000)' : 'holds a lone UTF-16 surrogate (not valid Unicode)';
+}
+
+/** `value` with each NUL and lone surrogate replaced by U+FFFD: for text that must be
+ *  stored whatever it holds (an error message, a stack). */
+export function toStorableString(value: string): string {
+  return value.replace(UNSTORABLE_CHARACTERS, '\uFFFD');
+}
+
+export function assertStorableString(what: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) throw new InvalidOptionError(what, 'must be a non-empty string');
+  const issue = storableStringIssue(value);
+  if (issue) throw new InvalidOptionError(what, `${issue}, which the store cannot hold`);
+}
+
 /** Default largest payload, as JSON text: 1 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576;
 
 /**
- * Checks that a payload survives a JSON round trip unchanged in meaning: no BigInt, function,
- * symbol or cycle (JSON.stringify would throw on some and silently drop others), and that its
- * JSON text fits the limit. Returns the byte size.
+ * Checks that a payload survives a JSON round trip unchanged in meaning (see `jsonIssue`) and
+ * that its JSON text fits the limit. Returns the byte size.
  */
 export function assertJsonPayload(value: unknown, maxBytes: number = DEFAULT_MAX_PAYLOAD_BYTES): number {
-  walk(value, 'payload', new Set());
-  const text = JSON.stringify(value ?? null);
+  const issue = jsonIssue(value, 'payload');
+  if (issue) throw new InvalidPayloadError(issue);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value ?? null);
+  } catch (error) {
+    throw new InvalidPayloadError(`payload cannot be turned into JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (text === undefined) throw new InvalidPayloadError('payload turns into nothing in JSON (its toJSON returned undefined)');
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) {
     throw new InvalidPayloadError(`payload is ${bytes} bytes of JSON, over the limit of ${maxBytes}`);
@@ -66,24 +95,58 @@ export function assertJsonPayload(value: unknown, maxBytes: number = DEFAULT_MAX
   return bytes;
 }
 
-function walk(value: unknown, path: string, ancestors: Set<object>): void {
+/**
+ * What in `value` JSON or PostgreSQL's jsonb cannot hold, naming where (`payload.a[2]`), or
+ * undefined when all is well: a BigInt, function, symbol or cycle (JSON.stringify throws on
+ * some and silently drops others), NaN or Infinity, a Map or Set (stored as `{}`), a string
+ * or key with a NUL or lone surrogate, a toJSON that throws.
+ */
+export function jsonIssue(value: unknown, path: string): string | undefined {
+  try {
+    walk(value, path, new Set());
+    return undefined;
+  } catch (error) {
+    if (error instanceof JsonIssue) return error.message;
+    return `${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+class JsonIssue extends Error {}
+
+/** `afterToJson`: `value` is what a toJSON returned, which JSON does not call toJSON on again. */
+function walk(value: unknown, path: string, ancestors: Set<object>, afterToJson = false): void {
   switch (typeof value) {
     case 'bigint':
     case 'function':
     case 'symbol':
-      throw new InvalidPayloadError(`${path} is a ${typeof value}, which JSON cannot hold`);
+      throw new JsonIssue(`${path} is a ${typeof value}, which JSON cannot hold`);
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidPayloadError(`${path} is ${value}, which JSON cannot hold`);
+      if (!Number.isFinite(value)) throw new JsonIssue(`${path} is ${value}, which JSON cannot hold`);
       return;
+    case 'string': {
+      const issue = storableStringIssue(value);
+      if (issue) throw new JsonIssue(`${path} ${issue}, which PostgreSQL's jsonb cannot hold`);
+      return;
+    }
     case 'object': {
       if (value === null) return;
-      if (ancestors.has(value)) throw new InvalidPayloadError(`${path} refers back to itself (a cycle)`);
-      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return;
+      if (ancestors.has(value)) throw new JsonIssue(`${path} refers back to itself (a cycle)`);
+      if (!afterToJson && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+        walk((value as { toJSON(): unknown }).toJSON(), path, ancestors, true);
+        return;
+      }
+      if (value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet) {
+        throw new JsonIssue(`${path} is a ${value.constructor.name}, which JSON would store as {} (its entries lost)`);
+      }
       ancestors.add(value);
       if (Array.isArray(value)) {
         value.forEach((item, i) => walk(item, `${path}[${i}]`, ancestors));
       } else {
-        for (const [key, item] of Object.entries(value)) if (item !== undefined) walk(item, `${path}.${key}`, ancestors);
+        for (const [key, item] of Object.entries(value)) {
+          const keyIssue = storableStringIssue(key);
+          if (keyIssue) throw new JsonIssue(`${path} has a key that ${keyIssue}, which PostgreSQL's jsonb cannot hold`);
+          if (item !== undefined) walk(item, `${path}.${key}`, ancestors);
+        }
       }
       ancestors.delete(value);
       return;

@@ -14,7 +14,7 @@ import {
 import type { Queue } from '../queue.js';
 import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
 import { systemClock } from '../types.js';
-import { assertName, assertPositiveInt, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
+import { assertName, assertPositiveInt, assertStorableString, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
 import { createDeadJobAlerter, type DeadJobSink } from './alerts.js';
 import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
@@ -161,9 +161,7 @@ function resolveOptions(options: SupervisorOptions) {
     if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(key, `must be an integer >= 0, got ${String(value)}`);
     return value;
   };
-  if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.length === 0)) {
-    throw new InvalidOptionError('workerId', 'must be a non-empty string');
-  }
+  if (options.workerId !== undefined) assertStorableString('workerId', options.workerId);
   // Not a timer: compared with the clock, so it may be longer than one can wait.
   const alertThrottleMs = options.alertThrottleMs ?? DEFAULTS.alertThrottleMs;
   assertPositiveInt('alertThrottleMs', alertThrottleMs);
