@@ -51,6 +51,14 @@ export class InvalidPayloadError extends JobvisorError {
   }
 }
 
+/** A handler returned a result the store cannot hold (BigInt, cycle, NUL character …): the
+ *  attempt fails with this error instead, rather than leave a write that can never apply. */
+export class InvalidResultError extends JobvisorError {
+  constructor(message: string) {
+    super('invalid_result', message);
+  }
+}
+
 /** A queue or kind was named that no registered queue knows. */
 export class UnknownQueueError extends JobvisorError {
   readonly queue: string;

@@ -22,6 +22,7 @@ export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js
 export {
   InvalidOptionError,
   InvalidPayloadError,
+  InvalidResultError,
   JobDeadlineExceeded,
   JobNotFoundError,
   JobvisorError,

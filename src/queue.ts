@@ -201,7 +201,23 @@ function resolveQueueSettings(
     leaseMs,
     heartbeatMs,
     deadlineMs,
-    backoff: options.backoff ?? exponentialBackoff(),
+    backoff: checkedBackoff(at('backoff'), options.backoff ?? exponentialBackoff()),
     maxPayloadBytes,
+  };
+}
+
+/** Longest wait before a retry: a hundred years. Past about 285,000 years `runAt` would not
+ *  be a valid Date, and a retry write without one fails for every job batched with it. */
+const MAX_BACKOFF_MS = 100 * 365.25 * 86_400_000;
+
+/** A backoff that returns no usable delay throws, naming the queue, instead of handing the
+ *  store a retry it cannot write: the attempt's actor fails, and its job is rescued. */
+function checkedBackoff(what: string, backoff: BackoffFn): BackoffFn {
+  return (attempt) => {
+    const ms = backoff(attempt);
+    if (typeof ms !== 'number' || !(ms >= 0 && ms <= MAX_BACKOFF_MS)) {
+      throw new InvalidOptionError(what, `returned ${String(ms)} for attempt ${attempt}; must return milliseconds from 0 to ${MAX_BACKOFF_MS}`);
+    }
+    return ms;
   };
 }

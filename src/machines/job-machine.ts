@@ -17,8 +17,9 @@
  */
 import { and, assign, setup } from 'xstate';
 import type { JobOutcome, Lease } from '../adapters/store.js';
-import { JobDeadlineExceeded, PermanentJobError, SkipJobError } from '../errors.js';
+import { InvalidResultError, JobDeadlineExceeded, PermanentJobError, SkipJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
+import { jsonIssue } from '../validation.js';
 import { toErrorInfo } from './error-info.js';
 import { LazyAbortController } from './lazy-abort.js';
 
@@ -155,7 +156,11 @@ export const jobMachine = setup({
         settled = Promise.reject(error);
       }
       settled.then(
-        (result) => sendIfActive(self, { type: 'handler.resolved', result }),
+        (result) => {
+          // A result the store cannot hold would fail its write, and every write batched with it, forever.
+          const issue = jsonIssue(result, 'result');
+          sendIfActive(self, issue ? { type: 'handler.rejected', error: new InvalidResultError(issue) } : { type: 'handler.resolved', result });
+        },
         (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
       );
     },
