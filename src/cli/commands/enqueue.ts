@@ -49,8 +49,9 @@ export function enqueueCommand(): Command {
         : buildEnqueueJob(queue, kind, payload, jobOptions);
       await withStore(options, async ({ store }) => {
         if (!options.workerModule && !options.newQueue) {
-          const known = new Set((await store.countJobs()).map((c) => c.queue));
-          if (!known.has(queue)) {
+          // One row is enough to know the queue; counting every job would read the whole table.
+          const [used] = await store.listJobs({ queue, limit: 1 });
+          if (!used) {
             throw new CliError(
               EXIT.usage,
               `unknown queue "${queue}": no job in the store uses it (check the name; --new-queue enqueues its first job, --worker-module checks against your queues)`,
