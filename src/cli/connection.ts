@@ -51,7 +51,7 @@ export interface OpenOptions {
   useEnv?: boolean;
   /** Apply pending migrations on Postgres too (the embedded store is always migrated). */
   migrate?: boolean;
-  /** Tell the user on stderr about a database created or migrations applied. Default true. */
+  /** Tell the user on stderr about migrations applied (`migrate` reports them itself). Default true. */
   announce?: boolean;
   /** For the Postgres store's LISTEN connection messages. */
   logger?: Logger;
@@ -105,7 +105,7 @@ async function openEmbedded(dataDir: string, schema: string, open: OpenOptions):
     throw unavailable(error);
   });
   const lock = await lockDataDir(dir, label);
-  if (fresh && announce) notice(`creating the embedded database in ${label} (only the first time; a few seconds)`);
+  if (fresh) notice(`creating the embedded database in ${label} (only the first time; a few seconds)`);
   const { pgliteStore } = await import('../adapters/pglite/index.js');
   const store = pgliteStore({ dataDir: dir, schema });
   const close = async () => {
