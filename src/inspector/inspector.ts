@@ -166,7 +166,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     streams.add(res);
-    const unsubscribe = feed.subscribe((batch) => res.write(formatEvent(batch)));
+    const unsubscribe = feed.subscribe((batch) => {
+      readContext.stats.invalidate();
+      res.write(formatEvent(batch));
+    });
     wakeups.retain();
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
     req.on('close', () => {

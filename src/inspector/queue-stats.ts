@@ -1,7 +1,7 @@
 /**
  * The queues panel: each queue's backlog (capped counts, oldest waiting job), its throughput
- * per minute over the last minutes, and the running jobs, cached briefly so that many open
- * pages cost one set of reads.
+ * per minute over the last minutes, and the running jobs. Cached until the history moves (or
+ * a few seconds pass), so that many open pages cost one set of reads.
  *
  * Throughput comes from the history (countJobTransitions). A minute, once over, does not
  * change, so each refresh reads only the current minute and the one before it (late commits);
@@ -59,6 +59,11 @@ export class QueueStats {
     this.#store = store;
     this.#supervisor = supervisor;
     this.#cacheMs = cacheMs;
+  }
+
+  /** The history moved: the next read reads the store again. */
+  invalidate(): void {
+    this.#cached = undefined;
   }
 
   read(): Promise<QueuesView> {

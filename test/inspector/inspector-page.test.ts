@@ -1,0 +1,196 @@
+/**
+ * The inspector's page in headless Chromium, on the memory store: it loads, follows a job
+ * live without a reload, draws the job's path, guards retry with the token and shows hostile
+ * payloads as text. Screenshots go to test-results/.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
+import { startInspector, type Inspector } from '../../src/inspector/index.js';
+import { createSupervisor, defineQueue, PermanentJobError, type Supervisor } from '../../src/index.js';
+import { type Browser, describeBrowser } from '../support/chromium.js';
+
+const TOKEN = 'page-test-token';
+const SCREENSHOTS = 'test-results';
+const WAIT = { timeout: 10_000 };
+
+describeBrowser('inspector page', (launch) => {
+  let browser: Browser;
+  let page: Page;
+  let store: MemoryStore;
+  let inspector: Inspector;
+  const supervisors: Supervisor[] = [];
+
+  beforeAll(async () => {
+    browser = await launch();
+    await mkdir(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  afterEach(async () => {
+    await page?.close();
+    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
+    await inspector?.close();
+  });
+
+  async function open(options: { token?: string; supervisor?: Supervisor } = {}, path = '') {
+    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, ...options });
+    page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${inspector.url}${path}`);
+    await page.locator('#live', { hasText: 'live' }).waitFor(WAIT);
+    // Set once; a reload would lose it.
+    await page.evaluate('window.__sameDocument = true');
+    return errors;
+  }
+
+  function supervise(queue: ReturnType<typeof defineQueue<any>>) {
+    const supervisor = createSupervisor({ store, queues: [queue], pollIntervalMs: 20 });
+    supervisors.push(supervisor);
+    return supervisor;
+  }
+
+  async function waitText(selector: string, text: string) {
+    await page.locator(selector, { hasText: new RegExp(`^${text}$`) }).waitFor(WAIT);
+  }
+
+  async function stillSameDocument() {
+    expect(await page.evaluate('window.__sameDocument === true')).toBe(true);
+  }
+
+  it('loads: queues, running jobs and the job list', async () => {
+    store = memoryStore();
+    const mail = defineQueue('mail', { handlers: { send: async () => ({ sent: 1 }) } });
+    await mail.enqueue(store, 'send', { to: 'a@example.com' });
+    await supervise(mail).drain();
+    const errors = await open();
+    await waitText('#queues tr[data-queue="mail"] td:first-child', 'mail');
+    await waitText('#jobs tr[data-job-id="1"] .state', 'completed');
+    expect(await page.title()).toBe('jobvisor inspector');
+    expect(await page.locator('#readonly').isVisible()).toBe(true);
+    await page.screenshot({ path: `${SCREENSHOTS}/inspector-overview.png`, fullPage: true });
+    expect(errors).toEqual([]);
+  });
+
+  it('follows a job enqueued during the test from pending to running to completed, without a reload', async () => {
+    store = memoryStore();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const work = defineQueue('work', { handlers: { slow: async () => { await released; return { done: true }; } } });
+    const supervisor = supervise(work);
+    await open({ supervisor });
+
+    const { job } = await work.enqueue(store, 'slow', { n: 1 });
+    const state = `#jobs tr[data-job-id="${job.id}"] .state`;
+    await waitText(state, 'pending');
+    await supervisor.start();
+    await waitText(state, 'running');
+    await waitText('#running tbody td:first-child', job.id);
+    release();
+    await waitText(state, 'completed');
+    await stillSameDocument();
+    await page.screenshot({ path: `${SCREENSHOTS}/inspector-live.png`, fullPage: true });
+
+    // The job's own page follows it too.
+    const { job: second } = await work.enqueue(store, 'slow', { n: 2 });
+    await page.click(`#jobs tr[data-job-id="${second.id}"] a`);
+    await waitText('#job-state .state', 'completed');
+    await stillSameDocument();
+  });
+
+  it('draws the job machine with the path the job took', async () => {
+    store = memoryStore();
+    let calls = 0;
+    const flaky = defineQueue('places', {
+      backoff: () => 0,
+      handlers: {
+        collect: async () => {
+          calls += 1;
+          if (calls === 1) throw new Error('upstream timed out');
+          return { photos: 20 };
+        },
+      },
+    });
+    const { job } = await flaky.enqueue(store, 'collect', { placeId: 'p1' }, { uniqueKey: 'collect:p1' });
+    await supervise(flaky).drain();
+    await open({ token: TOKEN }, `#/jobs/${job.id}`);
+    await waitText('#job-state .state', 'completed');
+    const diagram = page.locator('#job-diagram svg');
+    await diagram.waitFor(WAIT);
+    const classes = (selector: string) => diagram.locator(selector).getAttribute('class');
+    expect(await classes('[data-state="completed"]')).toContain('current');
+    for (const state of ['claimed', 'running', 'failing', 'retrying', 'completing']) {
+      expect(await classes(`[data-state="${state}"]`)).toContain('visited');
+    }
+    for (const edge of ['claimed->running', 'running->failing', 'failing->retrying', 'running->completing', 'completing->completed']) {
+      expect(await classes(`[data-edge="${edge}"]`)).toContain('visited');
+    }
+    for (const state of ['dying', 'dead', 'cancelling', 'lost']) {
+      expect(await classes(`[data-state="${state}"]`)).not.toContain('visited');
+    }
+    await expect(page.locator('#job-history tbody tr').count()).resolves.toBe(5);
+    await page.screenshot({ path: `${SCREENSHOTS}/inspector-job.png`, fullPage: true });
+  });
+
+  it('retries a dead job with the token, and refuses without it', async () => {
+    store = memoryStore();
+    const doomed = defineQueue('doomed', {
+      handlers: { run: async () => { throw new PermanentJobError('place is gone'); } },
+    });
+    const { job } = await doomed.enqueue(store, 'run', {});
+    await supervise(doomed).drain();
+    await open({ token: TOKEN }, `#/jobs/${job.id}`);
+    await waitText('#job-state .state', 'dead');
+
+    await page.click('#actions button[data-action="retry"]');
+    await page.locator('#flash', { hasText: 'retry refused (403): a valid token is required' }).waitFor(WAIT);
+    expect((await store.getJob({ id: job.id }))!.state).toBe('dead');
+
+    await page.fill('#token', TOKEN);
+    await page.click('#token-form button');
+    await page.click('#actions button[data-action="retry"]');
+    await page.locator('#flash', { hasText: `job ${job.id} is pending again` }).waitFor(WAIT);
+    await waitText('#job-state .state', 'pending');
+    expect((await store.getJob({ id: job.id }))!.state).toBe('pending');
+    await stillSameDocument();
+  });
+
+  it('is read-only without a token: no action buttons, and the API answers 403', async () => {
+    store = memoryStore();
+    const { job } = await defineQueue('q', { handlers: { k: async () => null } }).enqueue(store, 'k', {});
+    await open({}, `#/jobs/${job.id}`);
+    await waitText('#job-state .state', 'pending');
+    expect(await page.locator('#actions').isVisible()).toBe(false);
+    expect(await page.locator('#token-form').isVisible()).toBe(false);
+    const status = await page.evaluate(`fetch('/api/jobs/${job.id}/cancel', { method: 'POST' }).then((r) => r.status)`);
+    expect(status).toBe(403);
+  });
+
+  it('shows a payload and an error holding markup as text', async () => {
+    store = memoryStore();
+    const hostile = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">';
+    const evil = defineQueue('evil', {
+      maxAttempts: 1,
+      handlers: { run: async () => { throw new Error(`<b id="injected">bold</b>${hostile}`); } },
+    });
+    const { job } = await evil.enqueue(store, 'run', { note: hostile }, { uniqueKey: '<i>key</i>' });
+    await supervise(evil).drain();
+    const errors = await open({}, `#/jobs/${job.id}`);
+    await waitText('#job-state .state', 'dead');
+
+    expect(await page.textContent('#job-payload')).toContain('<script>window.__xss = 1</script><img src=x onerror=');
+    expect(await page.textContent('#job-outcome')).toContain('<b id="injected">bold</b>');
+    expect(await page.locator('#job-payload *, #job-outcome *, #injected').count()).toBe(0);
+    await page.click('a[href="#/"]');
+    await waitText(`#jobs tr[data-job-id="${job.id}"] td:nth-child(6)`, '<i>key</i>');
+    expect(await page.locator('#jobs i, #jobs img, #jobs script').count()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+});
