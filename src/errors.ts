@@ -59,6 +59,18 @@ export class InvalidResultError extends JobvisorError {
   }
 }
 
+/** The database cannot be reached: refused, unknown host, no answer within the connect
+ *  timeout, authentication refused, no such database, the server shutting down, or the
+ *  connection lost mid-call. The call did not complete (one whose connection dropped after the
+ *  server received it may have applied). `database` names it, password hidden. */
+export class DatabaseUnavailableError extends JobvisorError {
+  readonly database: string;
+  constructor(database: string, message: string, options?: { cause?: unknown }) {
+    super('database_unavailable', `cannot reach the database at ${database}: ${message}`, options);
+    this.database = database;
+  }
+}
+
 /** A queue or kind was named that no registered queue knows. */
 export class UnknownQueueError extends JobvisorError {
   readonly queue: string;

@@ -1,17 +1,32 @@
 /** The SQL driver over a `pg.Pool`: named (prepared) statements, transactions on one client. */
 import type pg from 'pg';
 import type { SqlDriver } from '../sql/sql-driver.js';
+import { asUnavailable } from './connection-failure.js';
 
-export function pgDriver(pool: pg.Pool): SqlDriver {
+export interface PgDriverOptions {
+  /** Names the database in a DatabaseUnavailableError (password hidden). */
+  database: string;
+  /** The pool's connect timeout, if the store set it, for messages. */
+  connectTimeoutMs?: number;
+}
+
+export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
+  const unavailable = (error: unknown): never => {
+    throw asUnavailable(error, options.database, options.connectTimeoutMs);
+  };
   return {
     async query(statement, values) {
-      // A name makes each pooled connection parse and plan the statement once.
-      const result = await pool.query({ name: statement.name, text: statement.text, values: [...values] });
-      return result.rows;
+      try {
+        // A name makes each pooled connection parse and plan the statement once.
+        const result = await pool.query({ name: statement.name, text: statement.text, values: [...values] });
+        return result.rows;
+      } catch (error) {
+        return unavailable(error);
+      }
     },
 
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(unavailable);
       let broken: Error | undefined;
       try {
         await client.query('begin');
@@ -28,7 +43,7 @@ export function pgDriver(pool: pg.Pool): SqlDriver {
         await client.query('rollback').catch((rollbackError: Error) => {
           broken = rollbackError;
         });
-        throw error;
+        return unavailable(error);
       } finally {
         client.release(broken);
       }

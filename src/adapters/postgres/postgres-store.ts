@@ -5,9 +5,11 @@
 import pg from 'pg';
 import { InvalidOptionError } from '../../errors.js';
 import type { Clock, Logger } from '../../types.js';
+import { assertTimerMs } from '../../validation.js';
 import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
+import { describePool, redactUrl } from './connection-failure.js';
 import { pgDriver } from './pg-driver.js';
 import { pgListen } from './pg-listener.js';
 
@@ -15,8 +17,13 @@ export interface PostgresStoreOptions {
   /** Your pool. The store never closes it; while anyone is subscribed it holds one of its
    *  connections for LISTEN. One of `pool` or `connectionString` is required. */
   pool?: pg.Pool;
-  /** Used to open a pool of the store's own (default size), closed by `close()`. */
+  /** Used to open a pool of the store's own (default size), closed by `close()`. A
+   *  `postgres://` or `postgresql://` URL, checked at once. */
   connectionString?: string;
+  /** The store's own pool: give up on a connection (new, or a free one of the pool) after
+   *  this long, with a DatabaseUnavailableError. Default 10,000 ms. For your own `pool`, set
+   *  its `connectionTimeoutMillis` instead. */
+  connectTimeoutMs?: number;
   /** Schema of the store's tables, created by `migrate()`. Default `jobvisor`. */
   schema?: string;
   /** Where "now" comes from. Default: the database's `now()`, one clock for every process.
@@ -35,9 +42,14 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw new InvalidOptionError('pool', 'give exactly one of `pool` (your pg.Pool) or `connectionString`');
   }
-  const pool = options.pool ?? ownPool(options.connectionString!, options.logger);
+  if (options.pool !== undefined && options.connectTimeoutMs !== undefined) {
+    throw new InvalidOptionError('connectTimeoutMs', "applies to the store's own pool; set connectionTimeoutMillis on your pool instead");
+  }
+  const { pool, ...named } = options.pool
+    ? { pool: options.pool, database: describePool(options.pool) }
+    : ownPool(options.connectionString, options.connectTimeoutMs, options.logger);
   return new SqlJobStore({
-    driver: pgDriver(pool),
+    driver: pgDriver(pool, named),
     schema,
     clock: options.clock,
     notifyDebounceMs,
@@ -48,10 +60,30 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
   });
 }
 
-function ownPool(connectionString: string, logger: Logger | undefined): pg.Pool {
-  const pool = new pg.Pool({ connectionString });
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** The store's own pool. The URL is checked before anything connects: pg would read "not a
+ *  url" as a host named "base", an empty string as the local default server, and an http://
+ *  URL as a Postgres one. */
+function ownPool(
+  url: unknown,
+  connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
+  logger: Logger | undefined,
+): { pool: pg.Pool; database: string; connectTimeoutMs: number } {
+  let protocol: string | undefined;
+  try {
+    protocol = typeof url === 'string' ? new URL(url).protocol : undefined;
+  } catch {
+    // not a URL: refused below
+  }
+  if (typeof url !== 'string' || (protocol !== 'postgres:' && protocol !== 'postgresql:')) {
+    const shown = typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url);
+    throw new InvalidOptionError('connectionString', `must be a postgres:// or postgresql:// URL, got ${shown}`);
+  }
+  assertTimerMs('connectTimeoutMs', connectTimeoutMs);
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
   // An idle connection that the server closes emits 'error' on the pool; unhandled, that
   // would crash the process. The pool replaces it on the next checkout.
   pool.on('error', (error) => logger?.warn({ err: error }, 'jobvisor: an idle database connection failed'));
-  return pool;
+  return { pool, database: redactUrl(url), connectTimeoutMs };
 }
