@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
+import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
 import {
   type JobActorFinalState,
   type JobMachineContext,
@@ -66,6 +67,9 @@ export interface SupervisorOptions {
   /** XState's `inspect` observer, given to the supervisor and every job actor
    *  (e.g. `@statelyai/inspect`). Default none. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Serve the inspector's page from this process while started (see `startInspector`):
+   *  e.g. `{ port: 4780, token }`. Default none. */
+  inspector?: Omit<InspectorOptions, 'store' | 'supervisor' | 'logger'>;
 }
 
 export interface StopOptions {
@@ -80,6 +84,8 @@ export interface Supervisor {
   readonly counters: CountersStore;
   /** The supervisor's own actor, for inspection. */
   readonly actor: AnyActorRef;
+  /** The inspector the `inspector` option started (its `url`), once start() resolved. */
+  readonly inspector: Inspector | undefined;
   /** Starts claiming and reaping. */
   start(): Promise<void>;
   /** Runs every due job, and what becomes due while they run, then resolves with how many
@@ -190,6 +196,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   readonly workerId: string;
   readonly counters: CountersStore;
   readonly actor;
+  inspector: Inspector | undefined;
   private readonly store: JobStore;
   private readonly queues: Map<string, Queue>;
   private readonly logger: Logger;
@@ -259,6 +266,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     }
     this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');
     this.actor.send({ type: 'supervisor.start' });
+    if (this.options.inspector) await this.startInspector(this.options.inspector);
   }
 
   drain(): Promise<number> {
@@ -280,7 +288,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     }
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
-    });
+    }).then(() => this.inspector?.close());
     this.actor.send({ type: 'supervisor.stop', graceMs });
     return this.stopPromise;
   }
@@ -378,6 +386,19 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       });
     } else {
       done();
+    }
+  }
+
+  /** A page for developers: if it cannot start (port taken), the jobs run all the same. Loaded
+   *  only when asked for, so that the core does not load the HTTP server. */
+  private async startInspector(options: NonNullable<SupervisorOptions['inspector']>): Promise<void> {
+    try {
+      const { startInspector } = await import('../inspector/inspector.js');
+      this.inspector = await startInspector({ ...options, store: this.store, supervisor: this, logger: this.logger });
+      // stop() came while it was starting.
+      if (this.stopPromise) await this.inspector.close();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'inspector did not start; the supervisor runs without it');
     }
   }
 
