@@ -5,7 +5,9 @@
  */
 import { cancelCommand } from './commands/cancel.js';
 import { demoCommand } from './commands/demo.js';
+import { diagramCommand } from './commands/diagram.js';
 import { enqueueCommand } from './commands/enqueue.js';
+import { inspectCommand } from './commands/inspect.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -26,6 +28,8 @@ const program = createProgram([
   retryCommand(),
   cancelCommand(),
   pruneCommand(),
+  inspectCommand(),
+  diagramCommand(),
 ]);
 
 process.exitCode = await runProgram(program, process.argv);

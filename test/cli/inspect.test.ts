@@ -1,0 +1,83 @@
+/**
+ * `jobvisor inspect` and `jobvisor diagram` as a user runs them (`node dist/cli/main.js …`):
+ * the diagrams need no store; the inspector serves a migrated PostgreSQL schema until SIGINT.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { postgresStore } from '../../src/adapters/postgres/index.js';
+import { cli, lines, requireBuiltCli, startCli } from '../support/cli.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../support/postgres.js';
+
+requireBuiltCli();
+
+describe('jobvisor diagram', () => {
+  it('prints the job machine as Mermaid by default', async () => {
+    const { code, stdout, stderr } = await cli(['diagram']);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^stateDiagram-v2\n {2}\[\*\] --> claimed\n/);
+    expect(stdout).toContain('running --> completing : handler.resolved');
+  });
+
+  it('prints the supervisor machine as JSON', async () => {
+    const { code, stdout } = await cli(['diagram', '--machine', 'supervisor', '--format', 'json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ id: 'supervisor', initial: 'idle', states: { running: { type: 'parallel' } } });
+  });
+
+  it('refuses an unknown format or machine with the usage exit code', async () => {
+    for (const args of [['--format', 'svg'], ['--machine', 'queue']]) {
+      const { code, stderr } = await cli(['diagram', ...args]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toHaveLength(1);
+    }
+  });
+});
+
+describe('jobvisor inspect: bad input, refused before connecting', () => {
+  it.each([
+    [['--port', '70000'], "option '--port <n>' argument '70000' is invalid. expected a port from 0 to 65535."],
+    [['--token', 'short'], "option '--token [token]' argument 'short' is invalid. expected at least 8 characters."],
+  ])('%j', async (args, message) => {
+    const { code, stderr } = await cli(['inspect', '--database-url', 'postgres://postgres@127.0.0.1:1/none', ...args]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(`jobvisor: ${message}\n`);
+  });
+});
+
+describePostgres('jobvisor inspect on PostgreSQL', (url) => {
+  const schema = freshSchema('jv_cli_inspect');
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    pool = testPool(url);
+    const store = postgresStore({ pool, schema });
+    await store.migrate();
+    await store.enqueueJobs({ jobs: [{ queue: 'mail', kind: 'send', payload: { to: 'a@example.com' }, maxAttempts: 1 }] });
+    await store.close();
+  });
+
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it('serves the page for the store until SIGINT, with actions behind the token it printed', async () => {
+    const running = startCli(['inspect', '--database-url', url, '--schema', schema, '--port', '0', '--token']);
+    await running.waitFor(/^token: \S+$/m);
+    const { stdout } = running.output();
+    const base = /^inspector for .*: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stdout)![1]!;
+    const token = /^token: (\S+)$/m.exec(stdout)![1]!;
+    expect(token.length).toBeGreaterThanOrEqual(20);
+
+    const jobs = (await (await fetch(new URL('/api/jobs', base))).json()) as { jobs: Array<{ id: string }> };
+    expect(jobs.jobs).toEqual([expect.objectContaining({ queue: 'mail', kind: 'send', state: 'pending' })]);
+    const cancel = new URL(`/api/jobs/${jobs.jobs[0]!.id}/cancel`, base);
+    expect((await fetch(cancel, { method: 'POST' })).status).toBe(403);
+    const cancelled = await fetch(cancel, { method: 'POST', headers: { 'x-jobvisor-token': token } });
+    expect(await cancelled.json()).toMatchObject({ job: { state: 'cancelled' } });
+
+    running.child.kill('SIGINT');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(new URL('/api/info', base))).rejects.toThrow();
+  });
+});
