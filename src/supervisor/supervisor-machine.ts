@@ -204,6 +204,9 @@ export const supervisorMachine = setup({
         aborting: {
           entry: 'abortAll',
           always: { guard: not('busy'), target: '#supervisor.stopped' },
+          // A claim still in flight when the grace period ran out brings its jobs later; the
+          // runtime sends slotsFreed after every claim, so abort what came.
+          on: { 'supervisor.slotsFreed': { actions: 'abortAll' } },
         },
       },
     },

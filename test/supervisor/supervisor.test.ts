@@ -422,6 +422,30 @@ describe('supervisor: lifecycle', () => {
     expect(await next.drain()).toBe(5);
   });
 
+  it('stop() also aborts the jobs of a claim that was still in flight when the grace period ran out', async () => {
+    let aborted = 0;
+    const { clock, store, queue, supervisor } = setup({
+      handlers: { j: ({ signal }: Job) => new Promise((_, reject) => signal.addEventListener('abort', () => { aborted += 1; reject(new Error('aborted')); })) },
+    });
+    const { job } = await queue.enqueue(store, 'j', {});
+    const slowStore = deferred<void>();
+    const claim = store.claimJobs.bind(store);
+    store.claimJobs = async (params) => {
+      await slowStore.promise;
+      return claim(params);
+    };
+    await supervisor.start();
+    await settle();
+    let stopped = false;
+    void supervisor.stop({ graceMs: 1_000 }).then(() => { stopped = true; });
+    await advance(clock, 2_000);
+    slowStore.resolve();
+    await advance(clock, 1_000);
+    expect(aborted).toBe(1);
+    expect(stopped).toBe(true);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+  });
+
   it('stop() before start resolves at once, and start() after stop does nothing', async () => {
     const { store, queue, supervisor } = setup({ handlers: { j: async () => 'ok' } });
     await supervisor.stop();
