@@ -1,0 +1,288 @@
+/**
+ * The job machine as a model for path enumeration: the machine itself, plus a small model of
+ * the world around it (virtual time with the machine's own timers, the promises it has in
+ * flight, and what the store holds), so that `xstate/graph` offers only events that a replay
+ * can really produce:
+ *
+ * - a timer event only when it is the next timer due (time moves to it);
+ * - the handler's answer only while the handler runs, a renewal's answer only after a
+ *   heartbeat sent one, a write's answer only while a write is in flight;
+ * - a store answer "not applied" only together with what makes it true: the worker was
+ *   paused, the reaper rescued the row and another worker claimed it (a steal).
+ *
+ * The machine's actions are recorded, never run: the model reads from them which timers were
+ * set or cancelled and which promises started.
+ */
+import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
+import { getSimplePaths, type StatePath } from 'xstate/graph';
+import { PermanentJobError, SkipJobError } from '../../src/errors.js';
+import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
+import type { ClaimedJob, JobState } from '../../src/types.js';
+import { coveringPaths } from '../support/covering-paths.js';
+
+export type JobSnapshot = SnapshotFrom<typeof jobMachine>;
+
+/** No two timers are ever due at once: in `running`, heartbeats 1 000 and 2 000 ms after its
+ *  start and the deadline at 2 500; a lease not renewed by one heartbeat has lapsed at the next. */
+export const TIMING = { leaseMs: 1_500, heartbeatMs: 1_000, deadlineMs: 2_500, writeRetryMs: 300, backoffMs: 700 };
+export const POLICY: JobPolicy = {
+  leaseMs: TIMING.leaseMs, heartbeatMs: TIMING.heartbeatMs, deadlineMs: TIMING.deadlineMs, writeRetryMs: TIMING.writeRetryMs,
+};
+
+/** One attempt's situation: everything a path's guards depend on besides time. */
+export interface JobModelConfig {
+  name: string;
+  maxAttempts: number;
+  hasHandler: boolean;
+  /** Waits in `claimed` for `job.start` (a free slot or its gate), or starts at once. */
+  waitForStart: boolean;
+}
+
+export const CONFIGS: readonly JobModelConfig[] = [
+  { name: 'waits for a slot, attempts left', maxAttempts: 2, hasHandler: true, waitForStart: true },
+  { name: 'starts at once, last attempt', maxAttempts: 1, hasHandler: true, waitForStart: false },
+  { name: 'no handler, waits for a slot', maxAttempts: 2, hasHandler: false, waitForStart: true },
+  { name: 'no handler, starts at once', maxAttempts: 2, hasHandler: false, waitForStart: false },
+];
+
+/** A history row as the model predicts it: from, to, attempt, worker, error code. */
+export type HistoryRow = [JobState | null, JobState, number, string | null, string | null];
+
+export const WORKER = 'w1';
+export const THIEF = 'w2';
+
+interface Timer {
+  id: string;
+  event: AnyEventObject;
+  dueAt: number;
+}
+
+export interface World {
+  /** Model time, ms since the claim. */
+  now: number;
+  timers: Timer[];
+  handlerRunning: boolean;
+  /** When the renewal in flight was sent. */
+  renewalSentAt: number | null;
+  writeInFlight: boolean;
+  /** Loops a simple path may go round once: without these marks the state after one round
+   *  would be the state before it (a write that failed and was sent again; a renewal that
+   *  was answered). */
+  writeFailed: boolean;
+  renewed: boolean;
+  /** The row was rescued and re-claimed behind the worker's back. */
+  stolen: boolean;
+  history: HistoryRow[];
+}
+
+export type ModelSnapshot = {
+  status: JobSnapshot['status'];
+  output: undefined;
+  error: undefined;
+  machine: JobSnapshot;
+  world: World;
+};
+export type ModelEvent = JobMachineEvent | AnyEventObject;
+
+/** The handler outcomes a test can choose. One instance each, so a replay throws the very
+ *  error the model enumerated. */
+export const HANDLER_ERRORS = {
+  Error: new Error('upstream 503'),
+  PermanentJobError: new PermanentJobError('place is gone'),
+  SkipJobError: new SkipJobError('nothing to do'),
+};
+
+/** The traversal's clock: read by the machine's guards and assigns through `ports.now`. */
+let modelNow = 0;
+
+function modelInput(config: JobModelConfig): JobMachineInput {
+  const never = () => {
+    throw new Error('the model records actions; it never runs them');
+  };
+  // The machine reads of its row only these (the handler, which would read the rest, never runs).
+  const job = { id: '1', queue: 'q', kind: 'k', attempt: 1, maxAttempts: config.maxAttempts, leaseToken: 'model' };
+  return {
+    job: job as ClaimedJob,
+    ports: {
+      runHandler: never, writeOutcome: never, renewLease: never, freeSlot: never,
+      now: () => modelNow, backoffMs: () => TIMING.backoffMs,
+    },
+    policy: POLICY,
+    hasHandler: config.hasHandler,
+    waitForStart: config.waitForStart,
+    leaseValidUntil: TIMING.leaseMs,
+  };
+}
+
+/** A scope whose action executor runs nothing and applies what it sees to `world`. */
+function recorder(world: World, scope: ActorScope<any, any>): ActorScope<any, any> {
+  return {
+    ...scope,
+    actionExecutor: (action) => {
+      const params = action.params as any;
+      switch (action.type) {
+        case 'xstate.raise':
+          if (typeof params.delay === 'number') world.timers.push({ id: params.id, event: params.event, dueAt: world.now + params.delay });
+          break;
+        case 'xstate.cancel':
+          world.timers = world.timers.filter((t) => t.id !== params.sendId);
+          break;
+        case 'startHandler':
+          world.handlerRunning = true;
+          break;
+        case 'renewLease':
+          world.renewalSentAt = world.now;
+          break;
+        case 'writeOutcome':
+          world.writeInFlight = true;
+          break;
+      }
+    },
+  };
+}
+
+function snapshotOf(machine: JobSnapshot, world: World): ModelSnapshot {
+  return { status: machine.status, output: undefined, error: undefined, machine, world };
+}
+
+/** The row leaves `running` (or is stolen): the history row the store must append. */
+function recordWrite(snapshot: ModelSnapshot): void {
+  const { machine, world } = snapshot;
+  const outcome = machine.context.outcome;
+  if (machine.status === 'done' && machine.value !== 'lost' && outcome) {
+    world.history.push(['running', outcome.state, 1, WORKER, outcome.state === 'completed' ? null : outcome.error.code]);
+  }
+}
+
+function steal(world: World, maxAttempts: number): void {
+  world.stolen = true;
+  if (maxAttempts > 1) {
+    world.history.push(['running', 'retrying', 1, WORKER, 'lease_expired'], ['retrying', 'running', 2, THIEF, null]);
+  } else {
+    world.history.push(['running', 'dead', 1, WORKER, 'lease_expired']);
+  }
+}
+
+export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, ModelEvent, undefined> {
+  return {
+    getInitialSnapshot: (scope) => {
+      const world: World = {
+        now: 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
+        writeFailed: false, renewed: false, stolen: false,
+        history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
+      };
+      modelNow = 0;
+      return snapshotOf(jobMachine.getInitialSnapshot(recorder(world, scope) as never, modelInput(config)), world);
+    },
+    transition: (snapshot, event, scope) => {
+      const world: World = { ...snapshot.world, timers: [...snapshot.world.timers], history: [...snapshot.world.history] };
+      if (event.type.startsWith('xstate.after.')) {
+        const timer = world.timers.find((t) => t.event.type === event.type)!;
+        world.now = timer.dueAt;
+        world.timers = world.timers.filter((t) => t !== timer);
+      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected') {
+        world.handlerRunning = false;
+      } else if (event.type === 'lease.renewed') {
+        world.renewalSentAt = null;
+        if (event.applied) world.renewed = true;
+        else steal(world, config.maxAttempts);
+      } else if (event.type === 'write.done' || event.type === 'write.failed') {
+        world.writeInFlight = false;
+        if (event.type === 'write.failed') world.writeFailed = true;
+        if (event.type === 'write.done' && !event.applied) steal(world, config.maxAttempts);
+      }
+      modelNow = world.now;
+      const next = snapshotOf(jobMachine.transition(snapshot.machine, event as JobMachineEvent, recorder(world, scope) as never), world);
+      recordWrite(next);
+      return next;
+    },
+    getPersistedSnapshot: (snapshot) => snapshot,
+  };
+}
+
+/** Every event the world can produce now that takes a transition of the machine. */
+export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
+  const { machine, world } = snapshot;
+  if (machine.status !== 'active') return [];
+  const candidates: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
+  if (world.handlerRunning) {
+    candidates.push({ type: 'handler.resolved', result: { photos: 20 } });
+    for (const error of Object.values(HANDLER_ERRORS)) candidates.push({ type: 'handler.rejected', error });
+  }
+  if (world.renewalSentAt !== null) {
+    candidates.push({ type: 'lease.renewed', applied: true, sentAt: world.renewalSentAt });
+    candidates.push({ type: 'lease.renewed', applied: false, sentAt: world.renewalSentAt });
+  }
+  if (world.writeInFlight) {
+    candidates.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
+    candidates.push({ type: 'write.failed', error: new Error('ECONNRESET') });
+  }
+  modelNow = world.now;
+  const events = candidates.filter((event) => machine.can(event as JobMachineEvent));
+  // Time moves only to the next timer due; it fires whatever the guards say.
+  const next = [...world.timers].sort((a, b) => a.dueAt - b.dueAt)[0];
+  if (next) events.push(next.event);
+  return events;
+}
+
+/**
+ * The model's states, finite. `xstate/graph` keeps one snapshot per serialized state and
+ * continues every path from it, so what a replay relies on must be in here. Time is kept
+ * relative to now (timers, the lease, a renewal in flight): a job may wait in `claimed`,
+ * renewing its lease, for as long as it likes.
+ */
+export function serializeModel(snapshot: ModelSnapshot): string {
+  const { machine, world } = snapshot;
+  const outcome = machine.context.outcome;
+  const holdsLease = machine.matches('claimed') || machine.matches('running');
+  return JSON.stringify({
+    value: machine.value,
+    status: machine.status,
+    outcome: outcome && [outcome.state, 'error' in outcome ? outcome.error.code : null],
+    stolen: world.stolen,
+    write: world.writeInFlight,
+    loops: [world.writeFailed, world.renewed],
+    timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
+    ...(holdsLease && {
+      lease: machine.context.leaseValidUntil - world.now,
+      handler: world.handlerRunning,
+      renewal: world.renewalSentAt === null ? null : world.renewalSentAt - world.now,
+    }),
+  });
+}
+
+/** Events by what tells them apart: the error's class, whether the store applied. */
+export function serializeEvent(event: ModelEvent): string {
+  switch (event.type) {
+    case 'handler.rejected':
+      return `handler.rejected(${(event.error as Error).name})`;
+    case 'lease.renewed':
+    case 'write.done':
+      return `${event.type}(${event.applied ? 'applied' : 'refused'})`;
+    default:
+      return event.type;
+  }
+}
+
+export type JobPath = StatePath<ModelSnapshot, ModelEvent>;
+
+/** Every simple path from the claim to a final state of the machine. */
+export function jobPaths(config: JobModelConfig): JobPath[] {
+  return getSimplePaths(jobModel(config), {
+    events: eventsFor,
+    serializeState: serializeModel,
+    serializeEvent: serializeEvent as never,
+    toState: (snapshot) => snapshot.machine.status === 'done',
+    limit: 50_000,
+  });
+}
+
+/** A path in words, for test names and failure messages. */
+export function describePath(path: JobPath): string {
+  return path.steps.slice(1).map((s) => serializeEvent(s.event)).join(' → ');
+}
+
+/** The fewest paths that still take every edge of the model: every event from every state. */
+export function jobCoveringPaths(paths: readonly JobPath[]): JobPath[] {
+  return coveringPaths(paths, (state: ModelSnapshot, event: ModelEvent) => `${serializeModel(state)} ${serializeEvent(event)}`);
+}

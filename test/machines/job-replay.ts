@@ -1,0 +1,194 @@
+/**
+ * Replays one enumerated path of the job model on a real job actor whose ports talk to a real
+ * store, and checks after every step that the actor is where the model said, that the stored
+ * row agrees with the actor (state, attempt, lease) and that the stored history is exactly the
+ * one the path implies.
+ *
+ * The store answers a renewal or a write when the path says so: the request is held in the
+ * port, then sent to the store at that step. "Not applied" is made true first (the worker's
+ * clock stands still while the store's moves past the lease; the reaper rescues the row and
+ * another worker claims it), so the store itself refuses.
+ */
+import { expect } from 'vitest';
+import { createActor, type InspectionEvent } from 'xstate';
+import type { JobOutcome, JobStore, Lease } from '../../src/adapters/store.js';
+import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
+import type { ClaimedJob, Clock, JobRecord } from '../../src/types.js';
+import { createTestClock, deferred, settle } from '../support/sim.js';
+import {
+  type HistoryRow, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING, WORKER,
+} from './job-model.js';
+
+export type StoreFactory = (clock: Clock) => Promise<JobStore>;
+
+/** Each replay works in a queue of its own, so a shared database needs no cleaning between. */
+let replays = 0;
+
+interface InFlight<T> {
+  request: T;
+  answer: ReturnType<typeof deferred<boolean>>;
+}
+
+export async function replayJobPath(
+  path: JobPath,
+  config: JobModelConfig,
+  createStore: StoreFactory,
+  inspect: (event: InspectionEvent) => void,
+): Promise<void> {
+  const clock = createTestClock();
+  const start = clock.now();
+  let skew = 0;
+  const store = await createStore({ now: () => clock.now() + skew });
+  const queue = `paths-${++replays}`;
+  try {
+    await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts }] });
+    const [job] = await store.claimJobs({ workerId: WORKER, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
+    if (!job) throw new Error('the store claimed nothing');
+
+    const handler = deferred<unknown>();
+    const inFlight: { renewal?: InFlight<Lease>; write?: InFlight<JobOutcome> } = {};
+    let slotsFreed = 0;
+    const ports: JobPorts = {
+      runHandler: () => handler.promise,
+      renewLease: (lease) => {
+        inFlight.renewal = { request: lease, answer: deferred<boolean>() };
+        return inFlight.renewal.answer.promise;
+      },
+      writeOutcome: (outcome) => {
+        inFlight.write = { request: outcome, answer: deferred<boolean>() };
+        return inFlight.write.answer.promise;
+      },
+      freeSlot: () => {
+        slotsFreed += 1;
+      },
+      now: () => clock.now(),
+      backoffMs: () => TIMING.backoffMs,
+    };
+    const actor = createActor(jobMachine, {
+      clock,
+      inspect,
+      input: {
+        job, ports, policy: POLICY, hasHandler: config.hasHandler, waitForStart: config.waitForStart, leaseValidUntil: start + TIMING.leaseMs,
+      },
+    }).start();
+
+    /** The reaper's catch in this replay's queue (a shared database holds other replays' rows). */
+    const rescuedHere = async () => (await store.rescueExpiredJobs()).filter((j) => j.queue === queue).map((j) => j.id);
+
+    /** The worker is paused past its lease: the reaper rescues the row, another worker takes it. */
+    const steal = async () => {
+      const row = await store.getJob({ id: job.id });
+      skew = row!.leaseExpiresAt!.getTime() - clock.now() + 1;
+      expect(await rescuedHere()).toEqual([job.id]);
+      if (config.maxAttempts > 1) {
+        const taken = await store.claimJobs({ workerId: THIEF, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
+        expect(taken.map((j) => j.id)).toEqual([job.id]);
+      }
+    };
+
+    // Only the store calls below change the row, so it is read again only after them; the
+    // actor is checked against it after every step.
+    const read = async () => ({
+      row: (await store.getJob({ id: job.id }))!,
+      history: (await store.getJobEvents({ id: job.id })).map(
+        (e): HistoryRow => [e.fromState, e.toState, e.attempt, e.workerId, e.error?.code ?? null],
+      ),
+    });
+    let stored = await read();
+
+    const check = (at: string, model: ModelSnapshot) => {
+      const snapshot = actor.getSnapshot();
+      expect(snapshot.value, `${at}: actor state`).toEqual(model.machine.value);
+      if (snapshot.matches('claimed') || snapshot.matches('running')) {
+        const lease = snapshot.context.leaseValidUntil - clock.now();
+        expect(lease, `${at}: lease left by the actor's clock`).toBe(model.machine.context.leaseValidUntil - model.world.now);
+      }
+      // The handler's slot is given back once, as soon as the handler is over (or never ran).
+      const handlerDone = !snapshot.matches('claimed') && !snapshot.matches('running');
+      expect(slotsFreed, `${at}: slot given back`).toBe(handlerDone ? 1 : 0);
+      expect(stored.history, `${at}: stored history`).toEqual(model.world.history);
+      expectRowMatchesActor(at, stored.row, job, snapshot, clock.now() + skew, model.world.stolen);
+    };
+
+    check('after the claim', path.steps[0]!.state);
+    for (const [i, { event, state }] of path.steps.entries()) {
+      if (i === 0) continue;
+      const before = path.steps[i - 1]!.state.world;
+      const touchesStore = event.type === 'lease.renewed' || event.type === 'write.done';
+      switch (event.type) {
+        case 'handler.resolved':
+          handler.resolve(event.result);
+          break;
+        case 'handler.rejected':
+          handler.reject(event.error);
+          break;
+        case 'lease.renewed': {
+          const sent = inFlight.renewal!;
+          if (!event.applied) await steal();
+          const [applied] = await store.renewLeases({ leases: [sent.request], leaseMs: TIMING.leaseMs });
+          expect(applied, `step ${i}: the store's answer to the renewal`).toBe(event.applied);
+          sent.answer.resolve(applied!);
+          break;
+        }
+        case 'write.done': {
+          const sent = inFlight.write!;
+          if (!event.applied) await steal();
+          const [applied] = await store.setStatesIfRunning({ outcomes: [sent.request] });
+          expect(applied, `step ${i}: the store's answer to the ${sent.request.state} write`).toBe(event.applied);
+          sent.answer.resolve(applied!);
+          break;
+        }
+        case 'write.failed':
+          inFlight.write!.answer.reject(event.error);
+          break;
+        default:
+          if (event.type.startsWith('xstate.after.')) {
+            const timer = before.timers.find((t) => t.event.type === event.type)!;
+            clock.increment(timer.dueAt - before.now);
+          } else {
+            actor.send(event as never);
+          }
+      }
+      await settle(2);
+      if (touchesStore) stored = await read();
+      check(`step ${i} (${event.type})`, state);
+    }
+    expect(actor.getSnapshot().status).toBe('done');
+    if (actor.getSnapshot().value === 'lost' && !path.state.world.stolen) {
+      // Lost by a lapsed lease: the row is still ours but expired, and the reaper takes it.
+      expect(await rescuedHere()).toEqual([job.id]);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function expectRowMatchesActor(
+  at: string,
+  row: JobRecord,
+  job: ClaimedJob,
+  snapshot: JobSnapshot,
+  storeNow: number,
+  stolen: boolean,
+): void {
+  const { value, status, context } = snapshot;
+  if (status === 'active') {
+    // Claimed, running or writing: the row is running under this attempt's lease, and the
+    // actor's idea of its lease is exactly the row's.
+    expect(row, `${at}: row`).toMatchObject({ state: 'running', attempt: job.attempt, workerId: WORKER, leaseToken: job.leaseToken });
+    expect(row.leaseExpiresAt!.getTime(), `${at}: row lease expiry`).toBe(context.leaseValidUntil);
+  } else if (value === 'lost') {
+    if (stolen) {
+      expect(row.leaseToken, `${at}: a lost actor's row is someone else's`).not.toBe(job.leaseToken);
+    } else {
+      expect(row, `${at}: a lapsed row`).toMatchObject({ state: 'running', leaseToken: job.leaseToken });
+      expect(row.leaseExpiresAt!.getTime(), `${at}: a lapsed lease`).toBeLessThan(storeNow);
+    }
+  } else {
+    const outcome = context.outcome!;
+    expect(row, `${at}: final row`).toMatchObject({ state: value, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
+    if (outcome.state === 'completed') expect(row.result).toEqual(outcome.result);
+    else expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
+    if (outcome.state === 'retrying') expect(row.runAt.getTime()).toBe(outcome.runAt.getTime());
+  }
+}
