@@ -42,15 +42,15 @@ export function sendError(res: ServerResponse, status: number, message: string):
   sendJson(res, status, { error: message });
 }
 
-export function sendText(res: ServerResponse, contentType: string, body: string | Buffer, cache = 'no-store'): void {
-  res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': cache });
+export function sendText(res: ServerResponse, contentType: string, body: string | Buffer): void {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
   res.end(body);
 }
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** Whether the server listens on loopback only; then requests must name it as their Host. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return LOOPBACK_NAMES.has(host) || host.startsWith('127.');
 }
 

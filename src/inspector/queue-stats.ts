@@ -13,10 +13,10 @@ import type { Supervisor } from '../supervisor/supervisor.js';
 import type { JobState } from '../types.js';
 import { jobSummary, type JobSummary } from './job-json.js';
 
-export const BUCKET_MS = 60_000;
-export const WINDOW_BUCKETS = 10;
+const BUCKET_MS = 60_000;
+const WINDOW_BUCKETS = 10;
 /** Each backlog count stops here; the page shows "10000+". */
-export const MAX_COUNT = 10_000;
+const MAX_COUNT = 10_000;
 const MAX_EVENTS = 100_000;
 const RUNNING_LIMIT = 50;
 

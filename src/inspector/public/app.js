@@ -117,10 +117,14 @@ async function loadQueues() {
     const completed = q.throughput.completed || view.buckets.map(() => 0);
     const failed = addSeries(q.throughput.retrying, q.throughput.dead) || view.buckets.map(() => 0);
     const filter = (jobState) => el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
+    // Beside a supervisor: what this process did since it started.
+    const here = q.process
+      ? el('div', { class: 'muted small' }, `here: ${q.process.running} running, ${q.process.completed} completed, ${q.process.retrying + q.process.dead} failed`)
+      : '';
     return el(
       'tr',
       { 'data-queue': q.queue },
-      el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
+      el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
       ...['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'].map((s) =>
         el('td', { class: `num ${q.counts[s] > 0 ? s : ''}` }, filter(s)),
       ),
