@@ -284,11 +284,22 @@ export class MemoryStore implements JobStore {
 
   async listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
     const limit = Math.max(0, params.limit ?? DEFAULT_EVENTS_LIMIT);
-    const entries = [...this.#eventLog.values()];
-    const page =
-      params.afterId === undefined
-        ? entries.slice(Math.max(0, entries.length - limit))
-        : entries.filter((entry) => Number(entry.id) > Number(params.afterId)).slice(0, limit);
+    const page: JobEventEntry[] = [];
+    // By id from where the caller stands, not over the whole log: a poll costs what it returns.
+    if (params.afterId === undefined) {
+      for (let id = this.#nextEventId - 1; id >= 1 && page.length < limit; id--) {
+        const entry = this.#eventLog.get(id);
+        if (entry) page.push(entry);
+      }
+      page.reverse();
+    } else {
+      const after = Number(params.afterId);
+      if (!Number.isSafeInteger(after)) return [];
+      for (let id = Math.max(after, 0) + 1; id < this.#nextEventId && page.length < limit; id++) {
+        const entry = this.#eventLog.get(id);
+        if (entry) page.push(entry);
+      }
+    }
     return page.map((entry) => ({ ...copyEvent(entry), id: entry.id }));
   }
 
