@@ -61,6 +61,8 @@ export interface JobRecord<P = unknown, R = unknown> {
   attempt: number;
   maxAttempts: number;
   uniqueKey: string | null;
+  /** Jobs sharing it run at most their queue's `perKeyConcurrency` at once, across workers. */
+  concurrencyKey: string | null;
   workerId: string | null;
   leaseToken: string | null;
   leaseExpiresAt: Date | null;

@@ -28,6 +28,9 @@ export interface EnqueueJob {
   /** While a job of this queue with this key is pending, retrying or running, enqueueing
    *  another returns the existing one. */
   uniqueKey?: string | null;
+  /** Jobs of this queue with this key run at most the claim's `perKeyLimit` at once, across
+   *  every worker. */
+  concurrencyKey?: string | null;
 }
 
 export interface EnqueueResult {
@@ -40,7 +43,40 @@ export interface ClaimParams {
   workerId: string;
   leaseMs: number;
   /** How many jobs to take from each queue, at most; queues with limit 0 are skipped. */
-  queues: ReadonlyArray<{ queue: string; limit: number }>;
+  queues: ReadonlyArray<ClaimQueue>;
+}
+
+export interface ClaimQueue {
+  queue: string;
+  limit: number;
+  /** Jobs with the same concurrency key running at once, at most, counting every worker's.
+   *  Default 1. Jobs without a key are not limited. */
+  perKeyLimit?: number;
+  /** At most `max` claims of this queue in any `intervalMs`, counting every worker's. */
+  rateLimit?: RateLimit;
+}
+
+export interface RateLimit {
+  max: number;
+  intervalMs: number;
+}
+
+/** A schedule's progress: its ticks at or before `lastTickAt` are enqueued (or came before
+ *  the schedule was first registered). */
+export interface ScheduleState {
+  name: string;
+  lastTickAt: Date;
+}
+
+/** Moves a schedule from `previousTickAt` to `tickAt` and enqueues `jobs` with it, or does
+ *  nothing if its last tick is no longer `previousTickAt` (another supervisor moved it). */
+export interface ScheduleAdvance {
+  schedule: string;
+  /** null: register the schedule, which must not exist yet. */
+  previousTickAt: Date | null;
+  tickAt: Date;
+  /** The jobs of the ticks in (previousTickAt, tickAt]. */
+  jobs: readonly EnqueueJob[];
 }
 
 export interface Lease {
@@ -155,7 +191,11 @@ export interface JobStore {
   enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]>;
 
   /** Takes up to `limit` due jobs per queue (priority desc, runAt, id), never one that another
-   *  claim holds, and leases them to the worker: state running, attempt + 1, fresh token. */
+   *  claim holds, and leases them to the worker: state running, attempt + 1, fresh token.
+   *  Looks at the first `limit` due jobs whose concurrency key is below its limit, and takes
+   *  those that keep every key within `perKeyLimit`; a rate-limited queue gives at most what
+   *  its window has left. Under contention a claim may skip a key or rate-limited queue that
+   *  another claim is taking at that moment; it never waits for it, and never errs. */
   claimJobs(params: ClaimParams): Promise<ClaimedJob[]>;
 
   /** Pushes each lease's expiry to now + leaseMs. Applied per lease, in input order. */
@@ -197,6 +237,13 @@ export interface JobStore {
   /** Deletes a job that no worker holds (any state but `running`) with its history. A running
    *  one is left to its worker (the result says `deleted: false`). */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
+
+  /** Each schedule's state; names never registered are left out. */
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]>;
+  /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
+   *  unique key keeping the older job): answers per entry, in input order, whether it applied.
+   *  A tick is enqueued once however many supervisors try, even after its job is gone. */
+  enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]>;
 
   /** Calls `onWake(queue)` when jobs become available. Only when capabilities.notifications. */
   subscribe(onWake: (queue: string) => void): Promise<Unsubscribe>;

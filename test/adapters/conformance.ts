@@ -26,6 +26,7 @@ import type {
   SqlClient,
 } from '../../src/adapters/store.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
+import { describeLimitsConformance } from './conformance-limits.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -231,6 +232,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
             attempt: 0,
             maxAttempts: 3,
             uniqueKey: null,
+            concurrencyKey: null,
             workerId: null,
             leaseToken: null,
             leaseExpiresAt: null,
@@ -1363,6 +1365,8 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         expect(await store.deleteJob({ id: UNKNOWN_ID })).toBeNull();
       });
     });
+
+    describeLimitsConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in

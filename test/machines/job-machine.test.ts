@@ -17,7 +17,7 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
   let slotsFreed = 0;
   const job: ClaimedJob = {
     id: '7', queue: 'q', kind: 'k', payload: {}, state: 'running', priority: 0, runAt: new Date(clock.now()),
-    attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, workerId: 'w1',
+    attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, concurrencyKey: null, workerId: 'w1',
     leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
   };

@@ -15,6 +15,7 @@ export function jobColumns(alias: string): string {
     `${alias}.attempt`,
     `${alias}.max_attempts`,
     `${alias}.unique_key`,
+    `${alias}.concurrency_key`,
     `${alias}.worker_id`,
     `${alias}.lease_token::text as lease_token`,
     `${alias}.lease_expires_at`,
@@ -37,6 +38,7 @@ export interface JobRow {
   attempt: number;
   max_attempts: number;
   unique_key: string | null;
+  concurrency_key: string | null;
   worker_id: string | null;
   lease_token: string | null;
   lease_expires_at: Date | null;
@@ -59,6 +61,7 @@ export function toJobRecord(row: JobRow): JobRecord {
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     uniqueKey: row.unique_key,
+    concurrencyKey: row.concurrency_key,
     workerId: row.worker_id,
     leaseToken: row.lease_token,
     leaseExpiresAt: row.lease_expires_at,

@@ -19,6 +19,8 @@ import type {
   PruneParams,
   QueueBacklog,
   ScanJobsParams,
+  ScheduleAdvance,
+  ScheduleState,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -30,7 +32,9 @@ import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { deleteJob } from './queries/delete-job.js';
 import { enqueueJobs } from './queries/enqueue-jobs.js';
+import { enqueueScheduledJobs } from './queries/enqueue-scheduled-jobs.js';
 import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
+import { getSchedules } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
@@ -145,6 +149,14 @@ export class SqlJobStore implements JobStore {
 
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {
     return deleteJob(this.#ctx, params);
+  }
+
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
+    return getSchedules(this.#ctx, params);
+  }
+
+  enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {
+    return enqueueScheduledJobs(this.#ctx, params);
   }
 
   subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {

@@ -25,7 +25,7 @@ describeStoreConformance('pglite', {
     return store;
   },
   teardown: async () => {
-    await db.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
+    await db.exec(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules, "${schema}".queue_starts`);
   },
   inTransaction: async (end, fn) => {
     await db.transaction(async (tx) => {

@@ -31,7 +31,7 @@ describePostgres('postgresStore', (url) => {
       return store;
     },
     teardown: async () => {
-      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules, "${schema}".queue_starts`);
     },
     inTransaction: async (end, fn) => {
       const client = await pool.connect();

@@ -8,7 +8,8 @@ describe('loadMigrations', () => {
   it('finds the numbered .sql files next to the module, in order, each with the schema placeholder', async () => {
     const migrations = await loadMigrations();
     expect(migrations[0]).toMatchObject({ version: 1, name: '0001-jobs' });
-    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+    const versions = migrations.map((m) => m.version);
+    expect(versions).toEqual([...new Set(versions)].sort((x, y) => x - y));
     for (const migration of migrations) expect(migration.text).toContain(':JOBVISOR_SCHEMA.');
   });
 });
@@ -41,7 +42,9 @@ describePostgres('migrate', (url) => {
     const { rows } = await pool.query(`select version, name from "${schema}".migrations order by version`);
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
     const tables = await pool.query('select tablename from pg_tables where schemaname = $1 order by 1', [schema]);
-    expect(tables.rows.map((row: { tablename: string }) => row.tablename)).toEqual(['job_events', 'jobs', 'migrations']);
+    expect(tables.rows.map((row: { tablename: string }) => row.tablename)).toEqual(
+      expect.arrayContaining(['job_events', 'jobs', 'migrations', 'queue_starts', 'schedules']),
+    );
     await store.close();
   });
 

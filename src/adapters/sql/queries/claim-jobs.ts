@@ -1,5 +1,5 @@
 import type { ClaimedJob } from '../../../types.js';
-import type { ClaimParams } from '../../store.js';
+import type { ClaimParams, ClaimQueue } from '../../store.js';
 import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
@@ -23,6 +23,15 @@ import { defineStatement, NOW } from '../statement.js';
  *   after any crash), and the worker's fenced writes find no lease and apply nothing. Waiting
  *   for the flush would put a disk sync (about 1 ms here) inside every free slot's turn.
  *   Enqueues and outcomes keep the server's setting: they must survive a crash.
+ * - Concurrency keys: the scan passes over keys already at their limit as this statement's
+ *   snapshot sees them (cheap, through jobs_running_key_idx); then claim_key_slots (migration
+ *   0004) locks each candidate key and counts its running jobs afresh, and at most that many
+ *   candidates of the key are taken (`key_rank`). A key another claim is taking right now
+ *   gives 0: skipped this round, never waited for, so claims cannot deadlock on keys.
+ * - Rate limits: claim_rate_allowance cuts a queue's limit to what its window has left, under
+ *   a lock held to commit, and `starts` logs the claims in the same statement.
+ * - Jobs without a key and queues without a rate limit call neither function: what they add
+ *   to the plain path is a null check per row and a sort of the few picked rows.
  */
 export const CLAIM_JOBS = defineStatement(
   'claim_jobs',
@@ -30,16 +39,40 @@ export const CLAIM_JOBS = defineStatement(
 with async_commit as (
   select set_config('synchronous_commit', 'off', true)
 ),
-picked as (
-  select j.id, j.state
-  from jsonb_to_recordset($2::jsonb) as r(queue text, lim int)
+input as materialized (
+  select r.queue, r.key_limit, r.rate_max,
+    case when r.rate_max is null then r.lim
+      else least(r.lim, ${s.quoted}.claim_rate_allowance(r.queue, r.rate_max, r.rate_ms, ${NOW})) end as lim
+  from jsonb_to_recordset($2::jsonb) as r(queue text, lim int, key_limit int, rate_max int, rate_ms float8)
+),
+candidates as materialized (
+  select j.*, i.key_limit
+  from input i
   cross join lateral (
-    select id, state from ${s.quoted}.jobs
-    where queue = r.queue and state in ('pending', 'retrying') and run_at <= ${NOW}
+    select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs c
+    where queue = i.queue and state in ('pending', 'retrying') and run_at <= ${NOW}
+      and (concurrency_key is null or i.key_limit > (
+        select count(*) from ${s.quoted}.jobs r
+        where r.queue = i.queue and r.concurrency_key = c.concurrency_key and r.state = 'running'))
     order by priority desc, run_at, id
-    limit r.lim
+    limit i.lim
     for update skip locked
   ) j
+  where i.lim > 0
+),
+key_slots as materialized (
+  select k.queue, k.concurrency_key, ${s.quoted}.claim_key_slots(k.queue, k.concurrency_key, k.key_limit) as free
+  from (select distinct queue, concurrency_key, key_limit from candidates where concurrency_key is not null) k
+),
+ranked as (
+  select c.id, c.state, c.queue, c.concurrency_key,
+    row_number() over (partition by c.queue, c.concurrency_key order by c.priority desc, c.run_at, c.id) as key_rank
+  from candidates c
+),
+picked as (
+  select r.id, r.state from ranked r
+  left join key_slots k on k.queue = r.queue and k.concurrency_key = r.concurrency_key
+  where r.concurrency_key is null or r.key_rank <= k.free
 ),
 claimed as (
   update ${s.quoted}.jobs j
@@ -52,6 +85,10 @@ history as (
   insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
   select c.id, p.state, 'running', c.attempt, c.worker_id, c.updated_at, null
   from claimed c join picked p on p.id = c.id
+),
+starts as (
+  insert into ${s.quoted}.queue_starts (queue, at)
+  select c.queue, c.updated_at from claimed c join input i on i.queue = c.queue where i.rate_max is not null
 )
 select ${jobColumns('c')} from claimed c
 cross join async_commit
@@ -62,10 +99,21 @@ order by c.priority desc, c.run_at, c.id
 export async function claimJobs(ctx: SqlContext, params: ClaimParams): Promise<ClaimedJob[]> {
   const requested = params.queues.filter((q) => q.limit > 0);
   // A queue named twice takes both limits; the rows are handed out per entry below.
-  const limits = new Map<string, number>();
-  for (const { queue, limit } of requested) limits.set(queue, (limits.get(queue) ?? 0) + limit);
-  if (limits.size === 0) return [];
-  const input = JSON.stringify([...limits].map(([queue, lim]) => ({ queue, lim })));
+  const merged = new Map<string, ClaimQueue>();
+  for (const entry of requested) {
+    const seen = merged.get(entry.queue);
+    merged.set(entry.queue, seen ? { ...seen, limit: seen.limit + entry.limit } : entry);
+  }
+  if (merged.size === 0) return [];
+  const input = JSON.stringify(
+    [...merged.values()].map((q) => ({
+      queue: q.queue,
+      lim: q.limit,
+      key_limit: q.perKeyLimit ?? 1,
+      rate_max: q.rateLimit?.max ?? null,
+      rate_ms: q.rateLimit?.intervalMs ?? null,
+    })),
+  );
   const rows = await ctx.run<JobRow>(CLAIM_JOBS, [ctx.now(), input, params.workerId, params.leaseMs]);
   return inRequestOrder(rows.map((row) => toJobRecord(row) as ClaimedJob), requested);
 }

@@ -22,7 +22,7 @@ const ENQUEUE_JOBS = defineStatement(
 with input as (
   select * from jsonb_to_recordset($2::jsonb) as x(
     i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
-    max_attempts int, unique_key text)
+    max_attempts int, unique_key text, concurrency_key text)
 ),
 numbered as (
   select nextval('${s.quoted}.jobs_id_seq') as id, x.*
@@ -30,10 +30,10 @@ numbered as (
 ),
 inserted as (
   insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
-    unique_key, created_at, updated_at)
+    unique_key, concurrency_key, created_at, updated_at)
   overriding system value
   select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
-    max_attempts, unique_key, ${NOW}, ${NOW}
+    max_attempts, unique_key, concurrency_key, ${NOW}, ${NOW}
   from numbered
   on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running')
@@ -105,7 +105,7 @@ async function runEnqueue(
   }
 }
 
-function toInput(i: number, job: EnqueueJob) {
+export function toInput(i: number, job: EnqueueJob) {
   return {
     i,
     queue: job.queue,
@@ -115,5 +115,6 @@ function toInput(i: number, job: EnqueueJob) {
     run_at: job.runAt,
     max_attempts: job.maxAttempts,
     unique_key: job.uniqueKey ?? null,
+    concurrency_key: job.concurrencyKey ?? null,
   };
 }

@@ -1,0 +1,144 @@
+/**
+ * Concurrency keys and rate limits with several claimers at once on the Postgres server: four
+ * stores, each on its own pool, claim from one schema as fast as they can, as four worker
+ * processes would. What each claimer holds is tallied as it goes, and the measured maximum
+ * must reach the limit (the claimers did contend) and never pass it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { postgresStore } from '../../../src/adapters/postgres/index.js';
+import { CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
+import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
+import { buildStatement } from '../../../src/adapters/sql/statement.js';
+import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
+import type { ClaimQueue, EnqueueJob } from '../../../src/adapters/store.js';
+import type { ClaimedJob } from '../../../src/types.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+
+const CLAIMERS = 4;
+
+describePostgres('concurrency keys and rate limits across workers', (url) => {
+  const schema = freshSchema('jv_limits');
+  const pools: pg.Pool[] = [];
+  const stores: SqlJobStore[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < CLAIMERS; i++) {
+      const pool = testPool(url, { max: 3 });
+      pools.push(pool);
+      stores.push(postgresStore({ pool, schema }));
+    }
+    await stores[0]!.migrate();
+  });
+
+  afterAll(async () => {
+    for (const store of stores) await store.close();
+    await dropSchema(pools[0]!, schema);
+    for (const pool of pools) await pool.end();
+  });
+
+  async function enqueue(jobs: EnqueueJob[]): Promise<void> {
+    await stores[0]!.enqueueJobs({ jobs });
+  }
+
+  /** Every claimer claims until `done()`, running what it claimed at once for `holdMs()` and
+   *  completing it; `onStart` and `onEnd` see each job while the store has it running. */
+  async function claimUntil(
+    entry: ClaimQueue,
+    done: () => boolean,
+    hooks: { holdMs: () => number; onStart?: (job: ClaimedJob) => void; onEnd?: (job: ClaimedJob) => void },
+  ): Promise<void> {
+    await Promise.all(
+      stores.map(async (store, i) => {
+        const inFlight = new Set<Promise<void>>();
+        while (!done()) {
+          const jobs = await store.claimJobs({ workerId: `w${i}`, leaseMs: 60_000, queues: [entry] });
+          for (const job of jobs) {
+            hooks.onStart?.(job);
+            const run = (async () => {
+              await sleep(hooks.holdMs());
+              hooks.onEnd?.(job);
+              const [applied] = await store.setStatesIfRunning({
+                outcomes: [{ id: job.id, leaseToken: job.leaseToken, state: 'completed', result: null }],
+              });
+              expect(applied).toBe(true);
+            })();
+            inFlight.add(run);
+            void run.finally(() => inFlight.delete(run));
+          }
+          if (jobs.length === 0) await sleep(1);
+        }
+        await Promise.all(inFlight);
+      }),
+    );
+  }
+
+  it.each([1, 3])('never runs more than %i jobs of one key at once, with four claimers at once', async (perKeyLimit) => {
+    const queue = `keys-${perKeyLimit}`;
+    const keys = ['k1', 'k2', 'k3', 'k4', 'k5'];
+    const jobs: EnqueueJob[] = Array.from({ length: 300 }, (_, i) => ({
+      queue, kind: 'k', payload: {}, maxAttempts: 1, concurrencyKey: i % 6 === 5 ? null : keys[(i * 7) % keys.length]!,
+    }));
+    await enqueue(jobs);
+    const running = new Map<string, number>();
+    const measured = new Map<string, number>();
+    let unkeyedAtOnce = 0;
+    let unkeyed = 0;
+    let completed = 0;
+    await claimUntil({ queue, limit: 6, perKeyLimit }, () => completed === jobs.length, {
+      holdMs: () => Math.floor(Math.random() * 4),
+      onStart: (job) => {
+        const key = job.concurrencyKey ?? '';
+        running.set(key, (running.get(key) ?? 0) + 1);
+        if (job.concurrencyKey === null) unkeyedAtOnce = Math.max(unkeyedAtOnce, ++unkeyed);
+        else measured.set(key, Math.max(measured.get(key) ?? 0, running.get(key)!));
+      },
+      onEnd: (job) => {
+        running.set(job.concurrencyKey ?? '', running.get(job.concurrencyKey ?? '')! - 1);
+        if (job.concurrencyKey === null) unkeyed -= 1;
+        completed += 1;
+      },
+    });
+    expect([...measured.keys()].sort()).toEqual(keys);
+    expect(Math.max(...measured.values())).toBe(perKeyLimit);
+    expect(unkeyedAtOnce).toBeGreaterThan(perKeyLimit);
+    const counts = await stores[0]!.countJobs();
+    expect(counts.filter((c) => c.queue === queue)).toEqual([{ queue, state: 'completed', count: jobs.length }]);
+  });
+
+  it('starts at most max jobs of a rate-limited queue in any interval, with four claimers at once', async () => {
+    const queue = 'rated';
+    const rateLimit = { max: 10, intervalMs: 200 };
+    await enqueue(Array.from({ length: 400 }, () => ({ queue, kind: 'k', payload: {}, maxAttempts: 1 })));
+    const until = Date.now() + 1_500;
+    await claimUntil({ queue, limit: 4, rateLimit }, () => Date.now() > until, { holdMs: () => 0 });
+    // Claim times as the database recorded them, in the history and in the window log alike.
+    const { rows } = await pools[0]!.query<{ at: Date }>(
+      `select e.at from "${schema}".job_events e join "${schema}".jobs j on j.id = e.job_id
+       where j.queue = $1 and e.to_state = 'running' order by e.at`,
+      [queue],
+    );
+    const starts = rows.map((row) => row.at.getTime());
+    // The fullest window is one that ends at a start.
+    const fullest = Math.max(...starts.map((end) => starts.filter((at) => at > end - rateLimit.intervalMs && at <= end).length));
+    expect(fullest).toBe(rateLimit.max);
+    const spanMs = starts.at(-1)! - starts[0]!;
+    expect(starts.length).toBeLessThanOrEqual(rateLimit.max * (Math.floor(spanMs / rateLimit.intervalMs) + 1));
+    expect(starts.length).toBeGreaterThanOrEqual(rateLimit.max * 5);
+  });
+
+  it('counts a key\'s running jobs through jobs_running_key_idx, not a scan', async () => {
+    await enqueue(
+      Array.from({ length: 5_000 }, (_, i) => ({ queue: `plan${i % 5}`, kind: 'k', payload: {}, maxAttempts: 1, concurrencyKey: `c${i % 50}` })),
+    );
+    await pools[0]!.query(`analyze "${schema}".jobs`);
+    const claim = buildStatement(CLAIM_JOBS, sqlSchema(schema));
+    const input = JSON.stringify([{ queue: 'plan1', lim: 10, key_limit: 1, rate_max: null, rate_ms: null }]);
+    const { rows } = await pools[0]!.query(`explain (format json) ${claim.text}`, [null, input, 'w', 1_000]);
+    const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+    expect(plan).toContain('jobs_claim_idx');
+    expect(plan).toContain('jobs_running_key_idx');
+    expect(plan).not.toContain('Seq Scan');
+  });
+});
