@@ -12,6 +12,7 @@ import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import type {
   ClaimParams,
+  ClaimQueue,
   CountJobTransitionsParams,
   EnqueueJob,
   EnqueueResult,
@@ -26,6 +27,8 @@ import type {
   PruneParams,
   QueueBacklog,
   ScanJobsParams,
+  ScheduleAdvance,
+  ScheduleState,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -59,6 +62,10 @@ export class MemoryStore implements JobStore {
   /** `queue \0 uniqueKey` → id of the live job holding it. */
   readonly #liveKeys = new Map<string, string>();
   readonly #subscriptions = new Set<Subscription>();
+  /** Per schedule, its last enqueued tick. */
+  readonly #schedules = new Map<string, Date>();
+  /** Per rate-limited queue, the times of its claims still inside its window. */
+  readonly #starts = new Map<string, number[]>();
   #nextId = 1;
   #nextEventId = 1;
 
@@ -72,40 +79,7 @@ export class MemoryStore implements JobStore {
     }
     const now = this.#now();
     const woken = new Set<string>();
-    const results = params.jobs.map((input): EnqueueResult => {
-      const uniqueKey = input.uniqueKey ?? null;
-      if (uniqueKey !== null) {
-        const existingId = this.#liveKeys.get(keyOf(input.queue, uniqueKey));
-        const existing = existingId === undefined ? undefined : this.#jobs.get(existingId);
-        if (existing) return { job: copyJob(existing), created: false };
-      }
-      const job: JobRecord = {
-        id: String(this.#nextId++),
-        queue: input.queue,
-        kind: input.kind,
-        payload: toJson(input.payload),
-        state: 'pending',
-        priority: input.priority ?? 0,
-        runAt: input.runAt ? new Date(input.runAt.getTime()) : now,
-        attempt: 0,
-        maxAttempts: input.maxAttempts,
-        uniqueKey,
-        workerId: null,
-        leaseToken: null,
-        leaseExpiresAt: null,
-        result: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-      };
-      this.#jobs.set(job.id, job);
-      this.#events.set(job.id, []);
-      if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);
-      this.#appendEvent(job, null, null, now);
-      woken.add(job.queue);
-      return { job: copyJob(job), created: true };
-    });
+    const results = params.jobs.map((input) => this.#insert(input, now, woken));
     this.#wake(woken);
     return results;
   }
@@ -113,18 +87,29 @@ export class MemoryStore implements JobStore {
   async claimJobs(params: ClaimParams): Promise<ClaimedJob[]> {
     const now = this.#now();
     const claimed: ClaimedJob[] = [];
-    for (const { queue, limit } of params.queues) {
+    for (const entry of params.queues) {
+      const limit = Math.min(entry.limit, this.#rateAllowance(entry, now.getTime()));
       if (limit <= 0) continue;
-      const due = [...this.#jobs.values()]
+      const keyLimit = entry.perKeyLimit ?? 1;
+      const running = this.#runningByKey(entry.queue);
+      // As the SQL claim: the first `limit` due jobs whose key is below its limit, then no
+      // more of each key than its free slots.
+      const candidates = [...this.#jobs.values()]
         .filter(
           (job) =>
-            job.queue === queue &&
+            job.queue === entry.queue &&
             (job.state === 'pending' || job.state === 'retrying') &&
-            job.runAt.getTime() <= now.getTime(),
+            job.runAt.getTime() <= now.getTime() &&
+            (job.concurrencyKey === null || (running.get(job.concurrencyKey) ?? 0) < keyLimit),
         )
         .sort(claimOrder)
         .slice(0, limit);
-      for (const job of due) {
+      for (const job of candidates) {
+        if (job.concurrencyKey !== null) {
+          const taken = running.get(job.concurrencyKey) ?? 0;
+          if (taken >= keyLimit) continue;
+          running.set(job.concurrencyKey, taken + 1);
+        }
         const from = job.state;
         job.state = 'running';
         job.attempt += 1;
@@ -133,6 +118,7 @@ export class MemoryStore implements JobStore {
         job.leaseExpiresAt = new Date(now.getTime() + params.leaseMs);
         job.updatedAt = now;
         this.#appendEvent(job, from, null, now);
+        if (entry.rateLimit) this.#starts.get(entry.queue)!.push(now.getTime());
         claimed.push(copyJob(job) as ClaimedJob);
       }
     }
@@ -332,6 +318,31 @@ export class MemoryStore implements JobStore {
     return { job: copyJob(job), deleted: true };
   }
 
+  async getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
+    return [...new Set(params.names)]
+      .filter((name) => this.#schedules.has(name))
+      .sort(compareStrings)
+      .map((name) => ({ name, lastTickAt: copyDate(this.#schedules.get(name)!) }));
+  }
+
+  async enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {
+    if (new Set(params.advances.map((a) => a.schedule)).size < params.advances.length) {
+      throw new InvalidOptionError('advances', 'names a schedule twice; advance each at most once per call');
+    }
+    const now = this.#now();
+    const woken = new Set<string>();
+    const applied = params.advances.map((advance) => {
+      const last = this.#schedules.get(advance.schedule);
+      const current = advance.previousTickAt === null ? last === undefined : last?.getTime() === advance.previousTickAt.getTime();
+      if (!current) return false;
+      this.#schedules.set(advance.schedule, copyDate(advance.tickAt));
+      for (const job of advance.jobs) this.#insert(job, now, woken);
+      return true;
+    });
+    this.#wake(woken);
+    return applied;
+  }
+
   async subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
     const subscription: Subscription = { onWake };
     this.#subscriptions.add(subscription);
@@ -346,6 +357,63 @@ export class MemoryStore implements JobStore {
 
   #now(): Date {
     return new Date(this.#clock.now());
+  }
+
+  /** Inserts one job, or answers the live holder of its unique key. */
+  #insert(input: EnqueueJob, now: Date, woken: Set<string>): EnqueueResult {
+    const uniqueKey = input.uniqueKey ?? null;
+    if (uniqueKey !== null) {
+      const existingId = this.#liveKeys.get(keyOf(input.queue, uniqueKey));
+      const existing = existingId === undefined ? undefined : this.#jobs.get(existingId);
+      if (existing) return { job: copyJob(existing), created: false };
+    }
+    const job: JobRecord = {
+      id: String(this.#nextId++),
+      queue: input.queue,
+      kind: input.kind,
+      payload: toJson(input.payload),
+      state: 'pending',
+      priority: input.priority ?? 0,
+      runAt: input.runAt ? new Date(input.runAt.getTime()) : now,
+      attempt: 0,
+      maxAttempts: input.maxAttempts,
+      uniqueKey,
+      concurrencyKey: input.concurrencyKey ?? null,
+      workerId: null,
+      leaseToken: null,
+      leaseExpiresAt: null,
+      result: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    this.#jobs.set(job.id, job);
+    this.#events.set(job.id, []);
+    if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);
+    this.#appendEvent(job, null, null, now);
+    woken.add(job.queue);
+    return { job: copyJob(job), created: true };
+  }
+
+  /** Running jobs of a queue per concurrency key. */
+  #runningByKey(queue: string): Map<string, number> {
+    const running = new Map<string, number>();
+    for (const job of this.#jobs.values()) {
+      if (job.queue !== queue || job.state !== 'running' || job.concurrencyKey === null) continue;
+      running.set(job.concurrencyKey, (running.get(job.concurrencyKey) ?? 0) + 1);
+    }
+    return running;
+  }
+
+  /** Claims a queue may still make now: unlimited without a rate limit, else its max less
+   *  its claims in the last interval (a start at t counts while now - interval < t). */
+  #rateAllowance(entry: ClaimQueue, now: number): number {
+    if (!entry.rateLimit) return Infinity;
+    const { max, intervalMs } = entry.rateLimit;
+    const recent = (this.#starts.get(entry.queue) ?? []).filter((at) => at > now - intervalMs);
+    this.#starts.set(entry.queue, recent);
+    return Math.max(0, max - recent.length);
   }
 
   /** The row, if it is running under this lease. */
