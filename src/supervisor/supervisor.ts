@@ -409,6 +409,11 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const queue = run.queue;
     const startNow = queue.settings.gate === undefined && this.slots.canStart(queue);
     const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
+    // An attempt of ours may still be alive (its write on the way, or its handler running)
+    // when the reaper gave its job back and we claim it again: it can write nothing now, so
+    // it ends here, and what it does later must not touch the new attempt's entry.
+    const superseded = this.jobs.get(job.id);
+    if (superseded) this.finish(superseded);
     this.jobs.set(job.id, entry);
     if (startNow) {
       this.slots.start(queue);
@@ -511,7 +516,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         renewLease: this.renewerFor(s.leaseMs),
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
-          if (entry) this.freeSlot(entry);
+          if (entry?.job === claimed) this.freeSlot(entry);
         },
         now: () => this.clock.now(),
         backoffMs: s.backoff,

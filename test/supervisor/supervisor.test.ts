@@ -278,6 +278,84 @@ describe('supervisor: deadlines, leases and zombies', () => {
     expect(supervisor.counters.getSnapshot().context.queues.work!.lost).toBe(1);
   });
 
+  it('claims a job again while its own earlier attempt still waits for its write: that one counts as lost, the new one runs', async () => {
+    // The worker's clock stands still while the store's moves past the lease (a paused process).
+    const workerClock = createTestClock();
+    const storeClock = createTestClock();
+    const store = memoryStore({ clock: storeClock });
+    const answers: Array<ReturnType<typeof deferred<string>>> = [];
+    const queue = defineQueue('work', {
+      concurrency: 1,
+      leaseMs: 3_000,
+      deadlineMs: null,
+      handlers: { j: () => { answers.push(deferred<string>()); return answers.at(-1)!.promise; } },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1', pollIntervalMs: 100 });
+    running.push({ supervisor, clock: workerClock });
+    const { job } = await queue.enqueue(store, 'j', {});
+    const write = deferred<void>();
+    const setStates = store.setStatesIfRunning.bind(store);
+    store.setStatesIfRunning = async (params) => {
+      await write.promise;
+      return setStates(params);
+    };
+    await supervisor.start();
+    await settle();
+    answers[0]!.resolve('first');
+    await settle();
+    // The first attempt's write is on its way when the reaper gives the job back.
+    storeClock.increment(3_001);
+    expect(await store.rescueExpiredJobs()).toHaveLength(1);
+    await advance(workerClock, 100);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'running', attempt: 2, workerId: 'w1' });
+    write.resolve();
+    answers[1]!.resolve('second');
+    await advance(workerClock, 100);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', attempt: 2, result: 'second' });
+    expect(supervisor.counters.getSnapshot().context.queues.work).toMatchObject({ claimed: 2, completed: 1, lost: 1, running: 0 });
+    // Its slot is free again: the next job runs.
+    const next = await queue.enqueue(store, 'j', {});
+    await advance(workerClock, 100);
+    answers[2]!.resolve('third');
+    await advance(workerClock, 100);
+    expect(await store.getJob({ id: next.job.id })).toMatchObject({ state: 'completed', result: 'third' });
+  });
+
+  it('claims a job again while its own earlier attempt still runs: the old one frees no slot of the new one', async () => {
+    const workerClock = createTestClock();
+    const storeClock = createTestClock();
+    const store = memoryStore({ clock: storeClock });
+    const answers: Array<ReturnType<typeof deferred<string>>> = [];
+    const queue = defineQueue('work', {
+      concurrency: 2,
+      leaseMs: 3_000,
+      heartbeatMs: 1_000,
+      deadlineMs: null,
+      handlers: { j: () => { answers.push(deferred<string>()); return answers.at(-1)!.promise; } },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1', pollIntervalMs: 100 });
+    running.push({ supervisor, clock: workerClock });
+    const { job } = await queue.enqueue(store, 'j', {});
+    await supervisor.start();
+    await settle();
+    storeClock.increment(3_001);
+    expect(await store.rescueExpiredJobs()).toHaveLength(1);
+    await advance(workerClock, 100);
+    expect(answers).toHaveLength(2);
+    // The first attempt's next heartbeat is refused: it ends lost and frees its own slot.
+    await advance(workerClock, 1_000, 100);
+    await queue.enqueueMany(store, [{ kind: 'j', payload: {} }, { kind: 'j', payload: {} }]);
+    await advance(workerClock, 200, 100);
+    // The second attempt still holds its slot: one more job runs beside it, not two.
+    expect(answers).toHaveLength(3);
+    for (const answer of answers) answer.resolve('done');
+    await advance(workerClock, 500, 100);
+    answers.at(-1)!.resolve('done');
+    await advance(workerClock, 500, 100);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', attempt: 2 });
+    expect(supervisor.counters.getSnapshot().context.queues.work).toMatchObject({ claimed: 4, completed: 3, lost: 1, running: 0 });
+  });
+
   it('aborts its own handler when the lease lapsed without a renewal (lost)', async () => {
     let signal: AbortSignal | undefined;
     const { clock, store, queue, supervisor } = setup({
