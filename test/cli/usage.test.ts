@@ -12,7 +12,7 @@ import { cli, lines, requireBuiltCli } from '../support/cli.js';
 requireBuiltCli();
 
 const NOWHERE = ['--database-url', 'postgres://postgres@127.0.0.1:1/none'];
-const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune'];
+const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune', 'inspect', 'diagram'];
 const fixture = (name: string) => `test/cli/fixtures/${name}`;
 
 /** Exit code and the single stderr line of a failed command. */
@@ -36,7 +36,8 @@ describe('jobvisor help and version', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout).toMatch(new RegExp(`^Usage: jobvisor ${command} `));
-    if (command !== 'demo') expect(stdout).toContain('--database-url <url>');
+    // demo always uses the embedded store; diagram reads no store at all.
+    if (command !== 'demo' && command !== 'diagram') expect(stdout).toContain('--database-url <url>');
   });
 
   it('--version prints the package version', async () => {
