@@ -242,6 +242,9 @@ export const jobMachine = setup({
     claimed: {
       // Ungated jobs start in the same step as the actor: one event less per job.
       always: [
+        // Our clock says the lease lapsed (paused past it, or the claim answered late):
+        // another worker may run the job now. Never start it.
+        { guard: and(['startsAtOnce', 'leaseLapsed']), target: 'lost', actions: ['freeSlot', 'setLost'] },
         { guard: and(['startsAtOnce', 'hasHandler']), target: 'running' },
         { guard: 'startsAtOnce', target: 'skipping', actions: ['freeSlot', 'setSkipped'] },
       ],
@@ -253,7 +256,11 @@ export const jobMachine = setup({
         ],
       },
       on: {
-        'job.start': [{ guard: 'hasHandler', target: 'running' }, { target: 'skipping', actions: ['freeSlot', 'setSkipped'] }],
+        'job.start': [
+          { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
+          { guard: 'hasHandler', target: 'running' },
+          { target: 'skipping', actions: ['freeSlot', 'setSkipped'] },
+        ],
         'job.cancel': { target: 'cancelling', actions: ['freeSlot', 'setCancelled'] },
         'job.abort': { target: 'releasing', actions: ['freeSlot', 'setReleased'] },
         'lease.renewed': [

@@ -8,7 +8,9 @@
  * - the handler's answer only while the handler runs, a renewal's answer only after a
  *   heartbeat sent one, a write's answer only while a write is in flight;
  * - a store answer "not applied" only together with what makes it true: the worker was
- *   paused, the reaper rescued the row and another worker claimed it (a steal).
+ *   paused, the reaper rescued the row and another worker claimed it (a steal);
+ * - a pause of the process while a job waits for a slot (`process.paused`): the wall clock
+ *   moves to the end of the lease and no timer fires until something happens next.
  *
  * The machine's actions are recorded, never run: the model reads from them which timers were
  * set or cancelled and which promises started.
@@ -36,6 +38,8 @@ export interface JobModelConfig {
   hasHandler: boolean;
   /** Waits in `claimed` for `job.start` (a free slot or its gate), or starts at once. */
   waitForStart: boolean;
+  /** The claim's answer arrived this long after it was sent: a lease later, it has lapsed. */
+  answeredAfterMs?: number;
 }
 
 export const CONFIGS: readonly JobModelConfig[] = [
@@ -43,6 +47,7 @@ export const CONFIGS: readonly JobModelConfig[] = [
   { name: 'starts at once, last attempt', maxAttempts: 1, hasHandler: true, waitForStart: false },
   { name: 'no handler, waits for a slot', maxAttempts: 2, hasHandler: false, waitForStart: true },
   { name: 'no handler, starts at once', maxAttempts: 2, hasHandler: false, waitForStart: false },
+  { name: 'claim answered after its lease', maxAttempts: 2, hasHandler: true, waitForStart: false, answeredAfterMs: TIMING.leaseMs + 1 },
 ];
 
 /** A history row as the model predicts it: from, to, attempt, worker, error code. */
@@ -72,6 +77,8 @@ export interface World {
   renewed: boolean;
   /** The row was rescued and re-claimed behind the worker's back. */
   stolen: boolean;
+  /** The process was paused once, past its lease. */
+  paused: boolean;
   history: HistoryRow[];
 }
 
@@ -167,18 +174,26 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
   return {
     getInitialSnapshot: (scope) => {
       const world: World = {
-        now: 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
-        writeFailed: false, renewed: false, stolen: false,
+        now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
+        writeFailed: false, renewed: false, stolen: false, paused: false,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
-      modelNow = 0;
+      modelNow = world.now;
       return snapshotOf(jobMachine.getInitialSnapshot(recorder(world, scope) as never, modelInput(config)), world);
     },
     transition: (snapshot, event, scope) => {
       const world: World = { ...snapshot.world, timers: [...snapshot.world.timers], history: [...snapshot.world.history] };
+      if (event.type === 'process.paused') {
+        // Only the world changes: the machine hears nothing while paused. Just past the lease,
+        // so that the store's reaper may take the row (it wants the expiry behind it).
+        world.now = snapshot.machine.context.leaseValidUntil + 1;
+        world.paused = true;
+        return snapshotOf(snapshot.machine, world);
+      }
       if (event.type.startsWith('xstate.after.')) {
         const timer = world.timers.find((t) => t.event.type === event.type)!;
-        world.now = timer.dueAt;
+        // A timer overdue after a pause fires at once on resume: time does not go back.
+        world.now = Math.max(world.now, timer.dueAt);
         world.timers = world.timers.filter((t) => t !== timer);
       } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected') {
         world.handlerRunning = false;
@@ -222,6 +237,11 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   // Time moves only to the next timer due; it fires whatever the guards say.
   const next = [...world.timers].sort((a, b) => a.dueAt - b.dueAt)[0];
   if (next) events.push(next.event);
+  // A job waiting for a slot may be held across a pause (no renewal in flight: its answer
+  // would then come a pause late, which the store's lease could not match).
+  if (machine.matches('claimed') && !world.paused && world.renewalSentAt === null && world.now < machine.context.leaseValidUntil) {
+    events.push({ type: 'process.paused' });
+  }
   return events;
 }
 
@@ -240,6 +260,7 @@ export function serializeModel(snapshot: ModelSnapshot): string {
     status: machine.status,
     outcome: outcome && [outcome.state, 'error' in outcome ? outcome.error.code : null],
     stolen: world.stolen,
+    paused: world.paused,
     write: world.writeInFlight,
     loops: [world.writeFailed, world.renewed],
     timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
@@ -282,7 +303,9 @@ export function describePath(path: JobPath): string {
   return path.steps.slice(1).map((s) => serializeEvent(s.event)).join(' → ');
 }
 
-/** The fewest paths that still take every edge of the model: every event from every state. */
+/** The fewest paths that still take every edge of the model: every event from every state.
+ *  A path with no event (the actor final at once) takes no edge but its own transitions: kept. */
 export function jobCoveringPaths(paths: readonly JobPath[]): JobPath[] {
-  return coveringPaths(paths, (state: ModelSnapshot, event: ModelEvent) => `${serializeModel(state)} ${serializeEvent(event)}`);
+  const atOnce = paths.filter((path) => path.steps.length === 1);
+  return [...atOnce, ...coveringPaths(paths, (state: ModelSnapshot, event: ModelEvent) => `${serializeModel(state)} ${serializeEvent(event)}`)];
 }

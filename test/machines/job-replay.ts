@@ -8,6 +8,10 @@
  * port, then sent to the store at that step. "Not applied" is made true first (the worker's
  * clock stands still while the store's moves past the lease; the reaper rescues the row and
  * another worker claims it), so the store itself refuses.
+ *
+ * A pause (or a claim answered late) moves the wall clock, which `now()` and the store read,
+ * ahead of the simulated clock that drives the actor's timers: nothing fires until the next
+ * step, and a timer step first lets the timers catch up.
  */
 import { expect } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
@@ -38,11 +42,15 @@ export async function replayJobPath(
   const clock = createTestClock();
   const start = clock.now();
   let skew = 0;
-  const store = await createStore({ now: () => clock.now() + skew });
+  let wallAhead = 0;
+  const wallNow = () => clock.now() + wallAhead;
+  const store = await createStore({ now: () => wallNow() + skew });
   const queue = `paths-${++replays}`;
   try {
     await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts }] });
     const [job] = await store.claimJobs({ workerId: WORKER, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
+    // A claim answered late: the actor starts that much later by the wall clock.
+    wallAhead = config.answeredAfterMs ?? 0;
     if (!job) throw new Error('the store claimed nothing');
 
     const handler = deferred<unknown>();
@@ -61,7 +69,7 @@ export async function replayJobPath(
       freeSlot: () => {
         slotsFreed += 1;
       },
-      now: () => clock.now(),
+      now: wallNow,
       backoffMs: () => TIMING.backoffMs,
     };
     const actor = createActor(jobMachine, {
@@ -78,7 +86,7 @@ export async function replayJobPath(
     /** The worker is paused past its lease: the reaper rescues the row, another worker takes it. */
     const steal = async () => {
       const row = await store.getJob({ id: job.id });
-      skew = row!.leaseExpiresAt!.getTime() - clock.now() + 1;
+      skew = row!.leaseExpiresAt!.getTime() - wallNow() + 1;
       expect(await rescuedHere()).toEqual([job.id]);
       if (config.maxAttempts > 1) {
         const taken = await store.claimJobs({ workerId: THIEF, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
@@ -100,14 +108,14 @@ export async function replayJobPath(
       const snapshot = actor.getSnapshot();
       expect(snapshot.value, `${at}: actor state`).toEqual(model.machine.value);
       if (snapshot.matches('claimed') || snapshot.matches('running')) {
-        const lease = snapshot.context.leaseValidUntil - clock.now();
+        const lease = snapshot.context.leaseValidUntil - wallNow();
         expect(lease, `${at}: lease left by the actor's clock`).toBe(model.machine.context.leaseValidUntil - model.world.now);
       }
       // The handler's slot is given back once, as soon as the handler is over (or never ran).
       const handlerDone = !snapshot.matches('claimed') && !snapshot.matches('running');
       expect(slotsFreed, `${at}: slot given back`).toBe(handlerDone ? 1 : 0);
       expect(stored.history, `${at}: stored history`).toEqual(model.world.history);
-      expectRowMatchesActor(at, stored.row, job, snapshot, clock.now() + skew, model.world.stolen);
+      expectRowMatchesActor(at, stored.row, job, snapshot, wallNow() + skew, model.world.stolen);
     };
 
     check('after the claim', path.steps[0]!.state);
@@ -141,10 +149,17 @@ export async function replayJobPath(
         case 'write.failed':
           inFlight.write!.answer.reject(event.error);
           break;
+        case 'process.paused':
+          // As the model: to just past the lease (its steps keep time relative to now only).
+          wallAhead += actor.getSnapshot().context.leaseValidUntil + 1 - wallNow();
+          break;
         default:
           if (event.type.startsWith('xstate.after.')) {
             const timer = before.timers.find((t) => t.event.type === event.type)!;
-            clock.increment(timer.dueAt - before.now);
+            // After a pause at most one timer is set (claimed's heartbeat, or a write's retry).
+            clock.increment(wallAhead);
+            wallAhead = 0;
+            clock.increment(Math.max(0, timer.dueAt - before.now));
           } else {
             actor.send(event as never);
           }
