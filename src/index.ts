@@ -4,6 +4,8 @@ export type { DeadJobAlert, DeadJobSink } from './supervisor/alerts.js';
 export type { CountersStore, QueueCounters, SupervisorCounters } from './supervisor/counters.js';
 export { supervisorMachine } from './supervisor/supervisor-machine.js';
 export { defineQueue, buildEnqueueJob } from './queue.js';
+export { defineSchedule } from './schedule.js';
+export type { Schedule, ScheduleOptions } from './schedule.js';
 export type {
   EnqueueOptions,
   Handler,

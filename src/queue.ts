@@ -1,4 +1,4 @@
-import type { EnqueueJob, EnqueueResult, JobStore, SqlClient } from './adapters/store.js';
+import type { EnqueueJob, EnqueueResult, JobStore, RateLimit, SqlClient } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
 import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
 import type { ClaimedJob, JobRecord } from './types.js';
@@ -56,6 +56,12 @@ export interface QueueOptions<H extends HandlerMap> {
   alertKey?: (job: JobRecord<PayloadOf<H[keyof H]>>) => string | undefined;
   /** Largest payload accepted by enqueue, in bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /** Jobs of this queue with the same `concurrencyKey` running at once, across every worker.
+   *  Default 1. */
+  perKeyConcurrency?: number;
+  /** At most `max` jobs of this queue start in any `intervalMs`, across every worker.
+   *  Default none. */
+  rateLimit?: RateLimit;
 }
 
 export interface EnqueueOptions {
@@ -67,6 +73,9 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** While a job with this key is pending, retrying or running in this queue, return it instead. */
   uniqueKey?: string;
+  /** Jobs of this queue sharing this key run at most `perKeyConcurrency` at once, across
+   *  every worker (e.g. a customer id). */
+  concurrencyKey?: string;
   /** The caller's SQL client inside an open transaction: the job exists only if it commits. */
   client?: SqlClient;
 }
@@ -82,6 +91,8 @@ export interface ResolvedQueueSettings {
   deadlineMs: number | null;
   backoff: BackoffFn;
   maxPayloadBytes: number;
+  perKeyConcurrency: number;
+  rateLimit: RateLimit | undefined;
 }
 
 export interface Queue<H extends HandlerMap = HandlerMap> {
@@ -152,6 +163,7 @@ export function buildEnqueueJob(
   if (options.runAt !== undefined) assertValidDate('runAt', options.runAt);
   if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
   if (options.uniqueKey !== undefined) assertStorableString('uniqueKey', options.uniqueKey);
+  if (options.concurrencyKey !== undefined) assertStorableString('concurrencyKey', options.concurrencyKey);
   return {
     queue,
     kind,
@@ -160,6 +172,7 @@ export function buildEnqueueJob(
     ...(options.runAt ? { runAt: options.runAt } : {}),
     maxAttempts: options.maxAttempts ?? settings.maxAttempts,
     uniqueKey: options.uniqueKey ?? null,
+    concurrencyKey: options.concurrencyKey ?? null,
   };
 }
 
@@ -191,6 +204,12 @@ function resolveQueueSettings(
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   assertPositiveInt(at('maxPayloadBytes'), maxPayloadBytes);
   if (options.gate !== undefined) assertName(at('gate'), options.gate);
+  const perKeyConcurrency = options.perKeyConcurrency ?? 1;
+  assertInt32(at('perKeyConcurrency'), perKeyConcurrency);
+  if (options.rateLimit !== undefined) {
+    assertInt32(at('rateLimit.max'), options.rateLimit?.max);
+    assertPositiveInt(at('rateLimit.intervalMs'), options.rateLimit.intervalMs);
+  }
   if (options.backoff !== undefined && typeof options.backoff !== 'function') {
     throw new InvalidOptionError(at('backoff'), 'must be a function (attempt) => milliseconds');
   }
@@ -203,7 +222,15 @@ function resolveQueueSettings(
     deadlineMs,
     backoff: checkedBackoff(at('backoff'), options.backoff ?? exponentialBackoff()),
     maxPayloadBytes,
+    perKeyConcurrency,
+    rateLimit: options.rateLimit && { max: options.rateLimit.max, intervalMs: options.rateLimit.intervalMs },
   };
+}
+
+/** A count the store keeps in an `integer` column: 1 to 2^31 - 1. */
+function assertInt32(what: string, value: unknown): asserts value is number {
+  assertPositiveInt(what, value);
+  if (value > 2_147_483_647) throw new InvalidOptionError(what, `must be at most 2147483647, got ${value}`);
 }
 
 /** Longest wait before a retry: a hundred years. Past about 285,000 years `runAt` would not

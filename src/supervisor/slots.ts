@@ -123,7 +123,8 @@ export class Slots {
   }
 
   private prefetchTarget(queue: Queue): number {
-    if (this.prefetch.max === 0 || this.prefetch.windowMs === 0) return 0;
+    // A rate limit counts claims: a job claimed ahead would start later than it was counted.
+    if (this.prefetch.max === 0 || this.prefetch.windowMs === 0 || queue.settings.rateLimit) return 0;
     const perMs = this.rates.get(queue.name)?.perMs() ?? 0;
     return Math.min(this.prefetch.max, Math.floor(perMs * this.prefetch.windowMs));
   }

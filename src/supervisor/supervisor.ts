@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
+import type { ClaimQueue, JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
 import {
@@ -13,12 +13,15 @@ import {
   type JobPorts,
 } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
+import type { Schedule } from '../schedule.js';
 import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
 import { systemClock } from '../types.js';
 import { assertName, assertPositiveInt, assertStorableString, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
 import { createDeadJobAlerter, type DeadJobSink } from './alerts.js';
 import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
+import { Scheduler } from './scheduler.js';
+import { schedulerMachine } from './scheduler-machine.js';
 import { Slots } from './slots.js';
 import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
 
@@ -33,6 +36,9 @@ export interface SupervisorClock extends Clock {
 export interface SupervisorOptions {
   store: JobStore;
   queues: readonly Queue<any>[];
+  /** Recurring jobs (defineSchedule): each due tick is enqueued once across every supervisor
+   *  running the schedule. Default none. */
+  schedules?: readonly Schedule[];
   /** Named gates shared by queues: name → how many of their jobs run at once. Default none. */
   gates?: Record<string, number>;
   /** Jobs running at once across all queues. Default: the sum of the queues' concurrency. */
@@ -144,6 +150,11 @@ function resolveOptions(options: SupervisorOptions) {
     if (names.has(q.name)) throw new InvalidOptionError('queues', `queue "${q.name}" is given twice`);
     names.add(q.name);
   }
+  const scheduleNames = new Set<string>();
+  for (const schedule of options.schedules ?? []) {
+    if (scheduleNames.has(schedule.name)) throw new InvalidOptionError('schedules', `schedule "${schedule.name}" is given twice`);
+    scheduleNames.add(schedule.name);
+  }
   const gates = options.gates ?? {};
   for (const [name, size] of Object.entries(gates)) {
     assertName('gate name', name);
@@ -202,6 +213,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly logger: Logger;
   private readonly clock: SupervisorClock;
   private readonly slots: Slots;
+  /** Enqueues the schedules' ticks while started; none without schedules. */
+  private scheduler: Actor<typeof schedulerMachine> | undefined;
   private readonly jobs = new Map<string, JobEntry>();
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
@@ -212,6 +225,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
   private claimsInFlight = 0;
   private slotsFreedPending = false;
+  /** A keyed job's outcome is written: its key is free, so its next job may be claimable. */
+  private keyFreed = false;
   private started = false;
   private stopPromise: Promise<void> | undefined;
   private resolveStopped!: () => void;
@@ -266,6 +281,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     }
     this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');
     this.actor.send({ type: 'supervisor.start' });
+    if (this.options.schedules?.length) this.startScheduler(this.options.schedules);
     if (this.options.inspector) await this.startInspector(this.options.inspector);
   }
 
@@ -289,6 +305,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
     }).then(() => this.inspector?.close());
+    this.scheduler?.stop();
     this.actor.send({ type: 'supervisor.stop', graceMs });
     return this.stopPromise;
   }
@@ -327,24 +344,32 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const requests = this.slots.plan();
     if (requests.length === 0) return { claimed: 0, full: false };
     // One store call per distinct lease length (almost always one call in all).
-    const byLease = new Map<number, { queue: string; limit: number }[]>();
-    for (const r of requests) byLease.set(r.leaseMs, [...(byLease.get(r.leaseMs) ?? []), { queue: r.queue, limit: r.limit }]);
+    const byLease = new Map<number, ClaimQueue[]>();
+    for (const r of requests) {
+      const { perKeyConcurrency, rateLimit } = this.queues.get(r.queue)!.settings;
+      const entry = { queue: r.queue, limit: r.limit, perKeyLimit: perKeyConcurrency, ...(rateLimit ? { rateLimit } : {}) };
+      byLease.set(r.leaseMs, [...(byLease.get(r.leaseMs) ?? []), entry]);
+    }
     this.claimsInFlight += 1;
     try {
       let claimed = 0;
+      let keyed = false;
       const got = new Map<string, number>();
       for (const [leaseMs, queues] of byLease) {
         const sentAt = this.clock.now();
         const jobs = await this.store.claimJobs({ workerId: this.workerId, leaseMs, queues });
         for (const job of jobs) {
           got.set(job.queue, (got.get(job.queue) ?? 0) + 1);
+          keyed ||= job.concurrencyKey !== null;
           this.spawn(job, sentAt + leaseMs);
         }
         claimed += jobs.length;
       }
       this.pump();
       for (const [queue, count] of got) this.counters.trigger.claimed({ queue, count });
-      return { claimed, full: requests.some((r) => (got.get(r.queue) ?? 0) >= r.limit) };
+      // A claim takes no more of a key than its limit from the jobs it looks at, so a round
+      // that took keyed jobs may have left other keys' jobs behind them: claim again.
+      return { claimed, full: keyed || requests.some((r) => (got.get(r.queue) ?? 0) >= r.limit) };
     } finally {
       this.claimsInFlight -= 1;
       this.notifySlotsFreed();
@@ -400,6 +425,22 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     } catch (error) {
       this.logger.warn({ err: error }, 'inspector did not start; the supervisor runs without it');
     }
+  }
+
+  private startScheduler(schedules: readonly Schedule[]): void {
+    const scheduler = new Scheduler(this.store, schedules, this.clock);
+    this.scheduler = createActor(schedulerMachine, {
+      ...this.actorOptions(),
+      input: {
+        check: () => scheduler.check(),
+        failed: (error) => {
+          this.noteStoreError(error);
+          this.logger.error({ err: error }, 'enqueueing scheduled jobs failed; will try again');
+        },
+        errorBackoffMs: this.settings.errorBackoffMs,
+      },
+    });
+    this.scheduler.start();
   }
 
   // ── job actors ──────────────────────────────────────────────────────────────────────────
@@ -557,6 +598,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     } else if (state === 'lost') {
       this.logger.warn({ jobId: entry.job.id, attempt: entry.job.attempt }, 'lease lost; the attempt wrote nothing');
     }
+    this.keyFreed ||= entry.job.concurrencyKey !== null;
     this.notifySlotsFreed();
   }
 
@@ -568,6 +610,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     queueMicrotask(() => {
       this.slotsFreedPending = false;
       this.actor.send({ type: 'supervisor.slotsFreed' });
+      if (this.keyFreed) {
+        this.keyFreed = false;
+        this.actor.send({ type: 'supervisor.wake' });
+      }
     });
   }
 

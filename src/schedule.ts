@@ -1,0 +1,87 @@
+import { CronExpressionParser } from 'cron-parser';
+import type { EnqueueJob } from './adapters/store.js';
+import { InvalidOptionError } from './errors.js';
+import { buildEnqueueJob, type EnqueueOptions, type HandlerMap, type PayloadOf, type Queue } from './queue.js';
+import { assertName } from './validation.js';
+
+export interface ScheduleOptions<H extends HandlerMap, K extends keyof H & string> {
+  /** Names the schedule in the store: every supervisor that runs it shares its ticks, so give
+   *  every process the same definition under one name. */
+  name: string;
+  /** A cron expression: five fields (minute to weekday), or six with seconds first. */
+  cron: string;
+  queue: Queue<H>;
+  kind: K;
+  payload: PayloadOf<H[K]>;
+  /** The IANA time zone the expression is read in, e.g. `Europe/Paris`. Default `UTC`. */
+  timezone?: string;
+  /** After a time when no supervisor ran: true enqueues every missed tick (oldest first, up
+   *  to 100 per check), false only the latest. Default false. */
+  catchUp?: boolean;
+  /** As for enqueue. `uniqueKey` defaults to `<name>@<tick as ISO 8601>`; a fixed key makes
+   *  a tick whose predecessor is still live count as done without a job of its own. */
+  options?: Pick<EnqueueOptions, 'priority' | 'maxAttempts' | 'uniqueKey' | 'concurrencyKey'>;
+}
+
+/** A recurring job: a cron expression, and the job each of its ticks enqueues. */
+export interface Schedule {
+  readonly name: string;
+  readonly catchUp: boolean;
+  /** Ticks after `after` and at or before `until`, oldest first, at most `max`. */
+  ticksBetween(after: Date, until: Date, max: number): Date[];
+  /** The latest tick at or before `until`, if it is after `after`. */
+  latestTick(after: Date, until: Date): Date | undefined;
+  /** The first tick after `after`. */
+  nextTick(after: Date): Date;
+  /** The job of one tick: due at the tick. */
+  jobFor(tick: Date): EnqueueJob;
+}
+
+/** Defines a recurring job; give it to `createSupervisor({ schedules })`. Checked at once. */
+export function defineSchedule<H extends HandlerMap, K extends keyof H & string>(
+  options: ScheduleOptions<H, K>,
+): Schedule {
+  const { name, cron, queue, kind, payload, timezone = 'UTC', catchUp = false } = options;
+  assertName('schedule name', name);
+  const at = (option: string) => `schedule "${name}" ${option}`;
+  if (typeof catchUp !== 'boolean') throw new InvalidOptionError(at('catchUp'), 'must be a boolean');
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: timezone });
+  } catch {
+    throw new InvalidOptionError(at('timezone'), `must be an IANA time zone such as "Europe/Paris", got ${JSON.stringify(timezone)}`);
+  }
+  const parse = (currentDate: Date) => CronExpressionParser.parse(cron, { currentDate, tz: timezone });
+  try {
+    parse(new Date());
+  } catch (error) {
+    throw new InvalidOptionError(at('cron'), `${JSON.stringify(cron)} is not a cron expression: ${(error as Error).message}`);
+  }
+  const { uniqueKey, ...enqueueOptions } = options.options ?? {};
+  // Validates the payload and options now, not at the first tick.
+  const template = buildEnqueueJob(queue.name, kind, payload, { ...enqueueOptions, uniqueKey: uniqueKey ?? name }, queue.settings);
+  return {
+    name,
+    catchUp,
+    ticksBetween(after, until, max) {
+      const ticks: Date[] = [];
+      const expression = parse(after);
+      while (ticks.length < max) {
+        const tick = expression.next().toDate();
+        if (tick > until) break;
+        ticks.push(tick);
+      }
+      return ticks;
+    },
+    latestTick(after, until) {
+      // prev() gives the last tick strictly before its start: start 1 ms after `until`.
+      const tick = parse(new Date(until.getTime() + 1)).prev().toDate();
+      return tick > after ? tick : undefined;
+    },
+    nextTick(after) {
+      return parse(after).next().toDate();
+    },
+    jobFor(tick) {
+      return { ...template, runAt: tick, uniqueKey: uniqueKey ?? `${name}@${tick.toISOString()}` };
+    },
+  };
+}
