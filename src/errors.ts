@@ -35,6 +35,31 @@ export class JobDeadlineExceeded extends JobvisorError {
   }
 }
 
+/** Why a job is dead when its deadline across all attempts (`expiresAt`) passed. */
+export class JobExpired extends JobvisorError {
+  readonly expiresAt: Date;
+  constructor(expiresAt: Date) {
+    super('expired', `JobExpired: the deadline across all attempts (${expiresAt.toISOString()}) passed`);
+    this.expiresAt = expiresAt;
+  }
+}
+
+/** Thrown by a handler: the job runs again after `delayMs` without spending an attempt (its
+ *  `maxAttempts` grows by one). Not a failure: the row goes back to `pending`. */
+export class SnoozeJobError extends JobvisorError {
+  readonly delayMs: number;
+  constructor(delayMs: number) {
+    if (!(Number.isFinite(delayMs) && delayMs >= 0 && delayMs <= MAX_SNOOZE_MS)) {
+      throw new InvalidOptionError('snooze delayMs', `must be a number of ms from 0 to ${MAX_SNOOZE_MS}, got ${String(delayMs)}`);
+    }
+    super('snoozed', `snoozed for ${delayMs} ms`);
+    this.delayMs = delayMs;
+  }
+}
+
+/** A hundred years: a later `runAt` could not be written. */
+const MAX_SNOOZE_MS = 100 * 365.25 * 86_400_000;
+
 /** An option or argument is out of range or of the wrong type. Nothing was written. */
 export class InvalidOptionError extends JobvisorError {
   readonly option: string;

@@ -71,6 +71,24 @@ export interface JobRecord<P = unknown, R = unknown> {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  /** The deadline across all attempts (schedule-to-close): at it the job is dead, whatever
+   *  attempts remain. null = none. */
+  expiresAt: Date | null;
+  /** When a cancel was asked for while the job ran: its worker aborts the attempt and writes
+   *  `cancelled`. */
+  cancelRequestedAt: Date | null;
+  /** The last progress a handler reported, in any attempt. */
+  progress: JobProgress | null;
+  /** The enqueue span's trace context (W3C `traceparent` …), when tracing was on. */
+  traceContext: Record<string, string> | null;
+}
+
+/** What a handler reported with `job.progress(percent, message)`, and when it was stored. */
+export interface JobProgress {
+  /** 0 to 100. */
+  percent: number;
+  message: string | null;
+  at: Date;
 }
 
 /** A job handed to a worker: the row as claimed, with its lease. */

@@ -28,6 +28,10 @@ export interface EnqueueJob {
   /** While a job of this queue with this key is pending, retrying or running, enqueueing
    *  another returns the existing one. */
   uniqueKey?: string | null;
+  /** The deadline across all attempts: at it the job is dead, whatever attempts remain. */
+  expiresAt?: Date | null;
+  /** The enqueue span's context, for the attempts' spans. */
+  traceContext?: Record<string, string> | null;
   /** Jobs of this queue with this key run at most the claim's `perKeyLimit` at once, across
    *  every worker. */
   concurrencyKey?: string | null;
@@ -84,13 +88,30 @@ export interface Lease {
   leaseToken: string;
 }
 
-/** The outcome of one attempt, written only while the row is `running` under its lease. */
-export type JobOutcome = Lease &
-  (
+/** The outcome of one attempt, written only while the row is `running` under its lease.
+ *  `snoozed`: the row goes back to `pending` until `runAt` with one more attempt allowed, so
+ *  the snooze spends none. A `retrying` or `snoozed` outcome for a job whose cancel was
+ *  requested writes `cancelled` instead: the job never starts another attempt.
+ *  `lastProgress`: the attempt's last report, not yet written (throttled), stored with it. */
+export type JobOutcome = Lease & { lastProgress?: ProgressReport } & (
     | { state: 'completed'; result: unknown }
-    | { state: 'retrying'; error: JobErrorInfo; runAt: Date }
+    | { state: 'retrying' | 'snoozed'; error: JobErrorInfo; runAt: Date }
     | { state: 'dead' | 'skipped' | 'cancelled'; error: JobErrorInfo }
   );
+
+export interface ProgressReport {
+  /** 0 to 100. */
+  percent: number;
+  message: string | null;
+}
+
+/** A running attempt's progress, written only while the row is `running` under its lease. */
+export type ProgressUpdate = Lease & ProgressReport;
+
+/** A lease's renewal: `renewed`; `cancel`: renewed, and a cancel was requested (the holder
+ *  aborts the attempt and writes `cancelled`); `lost`: the row is no longer running under
+ *  this lease, nothing was written. */
+export type LeaseRenewal = 'renewed' | 'cancel' | 'lost';
 
 export interface ListJobsParams {
   queue?: string;
@@ -198,22 +219,31 @@ export interface JobStore {
    *  another claim is taking at that moment; it never waits for it, and never errs. */
   claimJobs(params: ClaimParams): Promise<ClaimedJob[]>;
 
-  /** Pushes each lease's expiry to now + leaseMs. Applied per lease, in input order. */
-  renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<boolean[]>;
+  /** Pushes each lease's expiry to now + leaseMs. Answers per lease, in input order. */
+  renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<LeaseRenewal[]>;
+
+  /** Stores each attempt's progress, fenced by lease, with no history row. Answers per
+   *  update, in input order, whether it applied; of two for one job the last one stays. */
+  setProgressIfRunning(params: { updates: readonly ProgressUpdate[] }): Promise<boolean[]>;
 
   /** Writes each attempt's outcome and appends its history, fenced by lease. Applied per
    *  outcome, in input order. */
   setStatesIfRunning(params: { outcomes: readonly JobOutcome[] }): Promise<boolean[]>;
 
-  /** The reaper: every running job whose lease expired goes to `retrying` (attempts left) or
-   *  `dead` (attempts spent), with error code `lease_expired`. Returns the rescued rows. */
+  /** The reaper. Every running job whose lease expired goes to `retrying` (attempts left) or
+   *  `dead` (attempts spent, or past its `expiresAt`), with error code `lease_expired`; to
+   *  `cancelled` if its cancel was requested. Every pending or retrying job past its
+   *  `expiresAt` goes to `dead` with code `expired`. Returns the changed rows, by id. */
   rescueExpiredJobs(): Promise<JobRecord[]>;
 
-  /** A pending or retrying job becomes `cancelled`. A running one is left to its worker
-   *  (the result says `cancelled: false`). */
+  /** A pending or retrying job becomes `cancelled`. A running one is left to its worker, which
+   *  is told: its `cancelRequestedAt` is set (kept if already set), its worker hears it by
+   *  notification and at its next lease renewal, aborts the attempt and writes `cancelled`.
+   *  The result says `cancelled: false` then, with the row as it stands. */
   cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null>;
 
-  /** A dead, cancelled or skipped job goes back to `pending`, with at least one attempt left. */
+  /** A dead, cancelled or skipped job goes back to `pending`, with at least one attempt left,
+   *  no cancel request, and no `expiresAt` if that has passed. */
   retryJob(params: { id: string }): Promise<{ job: JobRecord; retried: boolean } | null>;
 
   getJob(params: { id: string }): Promise<JobRecord | null>;
@@ -245,8 +275,10 @@ export interface JobStore {
    *  A tick is enqueued once however many supervisors try, even after its job is gone. */
   enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]>;
 
-  /** Calls `onWake(queue)` when jobs become available. Only when capabilities.notifications. */
-  subscribe(onWake: (queue: string) => void): Promise<Unsubscribe>;
+  /** Calls `onWake(queue)` when jobs become available, and `onCancel(jobId)` when a cancel
+   *  is requested for a running job (whichever process holds it). Only when
+   *  capabilities.notifications. */
+  subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe>;
 
   close(): Promise<void>;
 }

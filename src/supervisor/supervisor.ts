@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { type Actor, type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { ClaimQueue, JobOutcome, JobStore, Lease, Unsubscribe } from '../adapters/store.js';
+import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
 import {
@@ -219,7 +219,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
   private readonly writeOutcome: (outcome: JobOutcome) => Promise<boolean>;
-  private readonly renewers = new Map<number, (lease: Lease) => Promise<boolean>>();
+  private readonly renewers = new Map<number, (lease: Lease) => Promise<LeaseRenewal>>();
   private readonly runtimes = new Map<string, { queue: Queue; ports: JobPorts; policy: JobPolicy }>();
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
   private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
@@ -531,6 +531,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const queue = this.queues.get(name);
     if (!queue) throw new Error(`store returned a job of queue "${name}", which was not asked for`);
     const s = queue.settings;
+    const renew = this.renewerFor(s.leaseMs);
     run = {
       queue,
       policy: {
@@ -554,7 +555,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
             record: claimed,
           }),
         writeOutcome: this.writeOutcome,
-        renewLease: this.renewerFor(s.leaseMs),
+        renewLease: (lease) => renew(lease).then((answer) => answer !== 'lost'),
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
           if (entry?.job === claimed) this.freeSlot(entry);
@@ -630,7 +631,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.finishedTally.set(queue, states);
   }
 
-  private renewerFor(leaseMs: number): (lease: Lease) => Promise<boolean> {
+  private renewerFor(leaseMs: number): (lease: Lease) => Promise<LeaseRenewal> {
     let renew = this.renewers.get(leaseMs);
     if (!renew) {
       renew = createBatcher((leases: Lease[]) => this.store.renewLeases({ leases, leaseMs }));

@@ -26,6 +26,7 @@ import type {
   SqlClient,
 } from '../../src/adapters/store.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
+import { describeControlConformance } from './conformance-control.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 
 /** A clock that only moves when told to. */
@@ -195,7 +196,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
       if (kind === 'renew') {
         const applied = await store.renewLeases({ leases: [of], leaseMs: LEASE_MS });
         expect(applied).toHaveLength(1);
-        return applied[0]!;
+        return applied[0] !== 'lost';
       }
       return setState(outcome(kind, of));
     }
@@ -241,6 +242,10 @@ export function describeStoreConformance(name: string, factory: StoreConformance
             createdAt: new Date(T0),
             updatedAt: new Date(T0),
             finishedAt: null,
+            expiresAt: null,
+            cancelRequestedAt: null,
+            progress: null,
+            traceContext: null,
           },
         });
         const id = result!.job.id;
@@ -524,7 +529,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
           leases: [lease(c2!), { id: c1!.id, leaseToken: WRONG_TOKEN }, lease(c1!), { id: UNKNOWN_ID, leaseToken: c1!.leaseToken }],
           leaseMs: 60_000,
         });
-        expect(applied).toEqual([true, false, true, false]);
+        expect(applied).toEqual(['renewed', 'lost', 'renewed', 'lost']);
         for (const c of [c1!, c2!]) {
           const job = await getJob(c.id);
           expect(job.leaseExpiresAt).toEqual(new Date(T0 + 70_000));
@@ -860,11 +865,13 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         expect(await claim()).toEqual([]);
       });
 
-      it('leaves a running job to its worker', async () => {
+      it('leaves a running job to its worker, with the request on the row and no history row', async () => {
         await enqueue();
         const claimed = await claimOne();
-        expect(await store.cancelJob({ id: claimed.id })).toEqual({ cancelled: false, job: claimed });
-        expect(await getJob(claimed.id)).toEqual(claimed);
+        clock.advance(1_000);
+        const requested = { ...claimed, cancelRequestedAt: now(), updatedAt: now() };
+        expect(await store.cancelJob({ id: claimed.id })).toEqual({ cancelled: false, job: requested });
+        expect(await getJob(claimed.id)).toEqual(requested);
         expect(await history(claimed.id)).toHaveLength(2);
         expect(await setState(outcome('completed', lease(claimed)))).toBe(true);
       });
@@ -1367,6 +1374,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     });
 
     describeLimitsConformance(() => ({ store, clock }));
+    describeControlConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in

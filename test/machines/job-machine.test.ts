@@ -20,6 +20,7 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
     attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, concurrencyKey: null, workerId: 'w1',
     leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
+    expiresAt: null, cancelRequestedAt: null, progress: null, traceContext: null,
   };
   const ports: JobPorts = {
     runHandler: (_job, abort) => { signal = abort.signal; return handler.promise; },

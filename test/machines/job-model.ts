@@ -157,7 +157,8 @@ function recordWrite(snapshot: ModelSnapshot): void {
   const { machine, world } = snapshot;
   const outcome = machine.context.outcome;
   if (machine.status === 'done' && machine.value !== 'lost' && outcome) {
-    world.history.push(['running', outcome.state, 1, WORKER, outcome.state === 'completed' ? null : outcome.error.code]);
+    const to = outcome.state === 'snoozed' ? 'pending' : outcome.state;
+    world.history.push(['running', to, 1, WORKER, outcome.state === 'completed' ? null : outcome.error.code]);
   }
 }
 

@@ -50,7 +50,7 @@ export class LeaseObserver {
   /** The store as worker `index` sees it: every call observed and tallied for it. */
   for(index: number): JobStore {
     const tally: WorkerTally = {
-      claimed: 0, rescued: 0, refused: 0, applied: { completed: 0, retrying: 0, dead: 0, skipped: 0, cancelled: 0 },
+      claimed: 0, rescued: 0, refused: 0, applied: { completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0 },
     };
     this.tallies[index] = tally;
     const observed: Partial<JobStore> = {
@@ -59,9 +59,10 @@ export class LeaseObserver {
         this.#serial(async () => {
           const expected = params.leases.map((l) => this.#held.get(l.id)?.token === l.leaseToken);
           const answers = await this.#store.renewLeases(params);
-          this.#compare('a renewal', params.leases, expected, answers);
+          const applied = answers.map((answer) => answer !== 'lost');
+          this.#compare('a renewal', params.leases, expected, applied);
           params.leases.forEach((l, i) => {
-            if (answers[i]) this.#held.get(l.id)!.expiresAt = this.#clock.now() + params.leaseMs;
+            if (applied[i]) this.#held.get(l.id)!.expiresAt = this.#clock.now() + params.leaseMs;
           });
           return answers;
         }),

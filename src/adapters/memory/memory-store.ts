@@ -7,7 +7,7 @@
  * SQL statement is.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidOptionError } from '../../errors.js';
+import { InvalidOptionError, JobExpired } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import type {
@@ -22,8 +22,11 @@ import type {
   JobPage,
   JobStore,
   Lease,
+  LeaseRenewal,
   ListJobEventsParams,
   ListJobsParams,
+  ProgressReport,
+  ProgressUpdate,
   PruneParams,
   QueueBacklog,
   ScanJobsParams,
@@ -48,6 +51,7 @@ const DEFAULT_EVENTS_LIMIT = 100;
 
 interface Subscription {
   onWake: (queue: string) => void;
+  onCancel: ((jobId: string) => void) | undefined;
 }
 
 export class MemoryStore implements JobStore {
@@ -125,14 +129,25 @@ export class MemoryStore implements JobStore {
     return claimed;
   }
 
-  async renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<boolean[]> {
+  async renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<LeaseRenewal[]> {
     const now = this.#now();
     return params.leases.map((lease) => {
       // No expiry check: like `WHERE state = 'running' AND lease_token = $t`, an expired lease
       // that nobody rescued yet is still this worker's.
       const job = this.#leased(lease);
-      if (!job) return false;
+      if (!job) return 'lost';
       job.leaseExpiresAt = new Date(now.getTime() + params.leaseMs);
+      job.updatedAt = now;
+      return job.cancelRequestedAt === null ? 'renewed' : 'cancel';
+    });
+  }
+
+  async setProgressIfRunning(params: { updates: readonly ProgressUpdate[] }): Promise<boolean[]> {
+    const now = this.#now();
+    return params.updates.map((update) => {
+      const job = this.#leased(update);
+      if (!job) return false;
+      this.#setProgress(job, update, now);
       job.updatedAt = now;
       return true;
     });
@@ -145,19 +160,22 @@ export class MemoryStore implements JobStore {
     return params.outcomes.map((outcome) => {
       const job = this.#leased(outcome);
       if (!job) return false;
-      switch (outcome.state) {
-        case 'completed':
-          job.result = toJson(outcome.result);
-          job.error = null;
-          break;
-        case 'retrying':
-          job.runAt = new Date(outcome.runAt.getTime());
-          job.error = toJson(outcome.error);
-          break;
-        default:
-          job.error = toJson(outcome.error);
+      if (outcome.lastProgress) this.#setProgress(job, outcome.lastProgress, now);
+      let to: JobState = outcome.state === 'snoozed' ? 'pending' : outcome.state;
+      if (job.cancelRequestedAt !== null && (to === 'retrying' || to === 'pending')) {
+        // The job was to run again, but a cancel was asked for meanwhile: the request wins.
+        to = 'cancelled';
+        job.error = { ...CANCELLED_BY_REQUEST };
+      } else if (outcome.state === 'completed') {
+        job.result = toJson(outcome.result);
+        job.error = null;
+      } else {
+        job.error = toJson(outcome.error);
+        if (outcome.state === 'retrying' || outcome.state === 'snoozed') job.runAt = new Date(outcome.runAt.getTime());
+        // A snooze spends no attempt.
+        if (outcome.state === 'snoozed') job.maxAttempts += 1;
       }
-      this.#moveFromRunning(job, outcome.state, now);
+      this.#moveFromRunning(job, to, now);
       return true;
     });
   }
@@ -166,14 +184,30 @@ export class MemoryStore implements JobStore {
     const now = this.#now();
     const rescued: JobRecord[] = [];
     for (const job of this.#jobs.values()) {
+      const expired = job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime();
+      if (expired && (job.state === 'pending' || job.state === 'retrying')) {
+        const from = job.state;
+        const { code, message } = new JobExpired(job.expiresAt!);
+        job.error = { code, message };
+        this.#setState(job, 'dead', now);
+        // No worker: the reaper ends a job that waits.
+        this.#appendEvent(job, from, job.error, now, null);
+        rescued.push(copyJob(job));
+        continue;
+      }
       if (job.state !== 'running' || job.leaseExpiresAt === null) continue;
       if (job.leaseExpiresAt.getTime() >= now.getTime()) continue;
-      job.error = { code: 'lease_expired', message: `lease of worker "${job.workerId}" expired` };
-      if (job.attempt >= job.maxAttempts) {
-        this.#moveFromRunning(job, 'dead', now);
+      if (job.cancelRequestedAt !== null) {
+        job.error = { ...CANCELLED_BY_REQUEST };
+        this.#moveFromRunning(job, 'cancelled', now);
       } else {
-        job.runAt = now;
-        this.#moveFromRunning(job, 'retrying', now);
+        job.error = { code: 'lease_expired', message: `lease of worker "${job.workerId}" expired` };
+        if (job.attempt >= job.maxAttempts || expired) {
+          this.#moveFromRunning(job, 'dead', now);
+        } else {
+          job.runAt = now;
+          this.#moveFromRunning(job, 'retrying', now);
+        }
       }
       rescued.push(copyJob(job));
     }
@@ -183,10 +217,18 @@ export class MemoryStore implements JobStore {
   async cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
+    if (job.state === 'running') {
+      if (job.cancelRequestedAt === null) {
+        job.cancelRequestedAt = this.#now();
+        job.updatedAt = job.cancelRequestedAt;
+      }
+      this.#notifyCancel(job.id);
+      return { job: copyJob(job), cancelled: false };
+    }
     if (job.state !== 'pending' && job.state !== 'retrying') return { job: copyJob(job), cancelled: false };
     const now = this.#now();
     const from = job.state;
-    job.error = { code: 'cancelled', message: 'cancelled by request' };
+    job.error = { ...CANCELLED_BY_REQUEST };
     this.#setState(job, 'cancelled', now);
     this.#appendEvent(job, from, job.error, now, null);
     return { job: copyJob(job), cancelled: true };
@@ -204,6 +246,8 @@ export class MemoryStore implements JobStore {
     const from = job.state;
     job.runAt = now;
     job.maxAttempts = Math.max(job.maxAttempts, job.attempt + 1);
+    job.cancelRequestedAt = null;
+    if (job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime()) job.expiresAt = null;
     this.#setState(job, 'pending', now);
     this.#appendEvent(job, from, null, now, null);
     this.#wake([job.queue]);
@@ -343,8 +387,8 @@ export class MemoryStore implements JobStore {
     return applied;
   }
 
-  async subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
-    const subscription: Subscription = { onWake };
+  async subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+    const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
     return async () => {
       this.#subscriptions.delete(subscription);
@@ -387,6 +431,10 @@ export class MemoryStore implements JobStore {
       createdAt: now,
       updatedAt: now,
       finishedAt: null,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt.getTime()) : null,
+      cancelRequestedAt: null,
+      progress: null,
+      traceContext: input.traceContext ? toJson(input.traceContext) : null,
     };
     this.#jobs.set(job.id, job);
     this.#events.set(job.id, []);
@@ -414,6 +462,10 @@ export class MemoryStore implements JobStore {
     const recent = (this.#starts.get(entry.queue) ?? []).filter((at) => at > now - intervalMs);
     this.#starts.set(entry.queue, recent);
     return Math.max(0, max - recent.length);
+  }
+
+  #setProgress(job: JobRecord, report: ProgressReport, now: Date): void {
+    job.progress = { percent: report.percent, message: report.message, at: now };
   }
 
   /** The row, if it is running under this lease. */
@@ -482,12 +534,25 @@ export class MemoryStore implements JobStore {
       }
     }
   }
+
+  #notifyCancel(jobId: string): void {
+    for (const subscription of this.#subscriptions) {
+      const { onCancel } = subscription;
+      if (!onCancel) continue;
+      queueMicrotask(() => {
+        if (this.#subscriptions.has(subscription)) onCancel(jobId);
+      });
+    }
+  }
 }
 
 /** A memory store reading time from `options.clock` (default: the wall clock). */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   return new MemoryStore(options);
 }
+
+/** The error a job cancelled from outside carries, as the SQL stores write it. */
+const CANCELLED_BY_REQUEST: JobErrorInfo = { code: 'cancelled', message: 'cancelled by request' };
 
 function keyOf(queue: string, uniqueKey: string): string {
   return `${queue}\0${uniqueKey}`;
@@ -527,6 +592,10 @@ function copyJob(job: JobRecord): JobRecord {
     createdAt: copyDate(job.createdAt),
     updatedAt: copyDate(job.updatedAt),
     finishedAt: copyDate(job.finishedAt),
+    expiresAt: copyDate(job.expiresAt),
+    cancelRequestedAt: copyDate(job.cancelRequestedAt),
+    progress: job.progress && { ...job.progress, at: copyDate(job.progress.at) },
+    traceContext: job.traceContext && { ...job.traceContext },
   };
 }
 

@@ -24,6 +24,12 @@ export function jobColumns(alias: string): string {
     `${alias}.created_at`,
     `${alias}.updated_at`,
     `${alias}.finished_at`,
+    `${alias}.expires_at`,
+    `${alias}.cancel_requested_at`,
+    `${alias}.progress_percent`,
+    `${alias}.progress_message`,
+    `${alias}.progress_at`,
+    `${alias}.trace_context`,
   ].join(', ');
 }
 
@@ -47,6 +53,12 @@ export interface JobRow {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  expires_at: Date | null;
+  cancel_requested_at: Date | null;
+  progress_percent: number | null;
+  progress_message: string | null;
+  progress_at: Date | null;
+  trace_context: Record<string, string> | null;
 }
 
 export function toJobRecord(row: JobRow): JobRecord {
@@ -70,6 +82,13 @@ export function toJobRecord(row: JobRow): JobRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    expiresAt: row.expires_at,
+    cancelRequestedAt: row.cancel_requested_at,
+    progress:
+      row.progress_at === null
+        ? null
+        : { percent: row.progress_percent!, message: row.progress_message, at: row.progress_at },
+    traceContext: row.trace_context,
   };
 }
 

@@ -14,8 +14,10 @@ import type {
   JobPage,
   JobStore,
   Lease,
+  LeaseRenewal,
   ListJobEventsParams,
   ListJobsParams,
+  ProgressUpdate,
   PruneParams,
   QueueBacklog,
   ScanJobsParams,
@@ -42,6 +44,7 @@ import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
 import { retryJob } from './queries/retry-job.js';
 import { scanJobs } from './queries/scan-jobs.js';
+import { setProgressIfRunning } from './queries/set-progress-if-running.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
 import { SqlContext } from './sql-context.js';
 import type { SqlDriver } from './sql-driver.js';
@@ -91,8 +94,12 @@ export class SqlJobStore implements JobStore {
     return claimJobs(this.#ctx, params);
   }
 
-  renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<boolean[]> {
+  renewLeases(params: { leases: readonly Lease[]; leaseMs: number }): Promise<LeaseRenewal[]> {
     return renewLeases(this.#ctx, params);
+  }
+
+  setProgressIfRunning(params: { updates: readonly ProgressUpdate[] }): Promise<boolean[]> {
+    return setProgressIfRunning(this.#ctx, params);
   }
 
   setStatesIfRunning(params: { outcomes: readonly JobOutcome[] }): Promise<boolean[]> {
@@ -159,8 +166,8 @@ export class SqlJobStore implements JobStore {
     return enqueueScheduledJobs(this.#ctx, params);
   }
 
-  subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
-    return this.#wakes.subscribe(onWake);
+  subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+    return this.#wakes.subscribe(onWake, onCancel);
   }
 
   /** Stops listening and releases what the store opened; idempotent. */

@@ -1,5 +1,5 @@
 /**
- * Fans wake-ups out to subscribers. The database connection that listens is opened on the
+ * Fans wake-ups and cancel requests out to subscribers. The database connection that listens is opened on the
  * first subscribe and closed after the last unsubscribe.
  *
  * Debounce, per queue: the first wake-up is delivered at once (an idle worker starts within
@@ -11,6 +11,10 @@ import { InvalidOptionError } from '../../errors.js';
 import type { Unsubscribe } from '../store.js';
 
 export const DEFAULT_NOTIFY_DEBOUNCE_MS = 10;
+
+/** A notification `!cancel:<job id>` asks the worker holding that job to cancel it. A queue
+ *  name cannot start with `!`, so it is never taken for a wake-up. */
+export const CANCEL_PAYLOAD_PREFIX = '!cancel:';
 
 /** The stores' `notifyDebounceMs` option, checked, with its default. */
 export function notifyDebounceOption(value: unknown): number {
@@ -26,6 +30,7 @@ export type Listen = (onQueue: (queue: string) => void) => Promise<() => Promise
 
 interface Subscription {
   onWake: (queue: string) => void;
+  onCancel: ((jobId: string) => void) | undefined;
 }
 
 interface Window {
@@ -46,8 +51,8 @@ export class WakeHub {
     this.#debounceMs = debounceMs;
   }
 
-  async subscribe(onWake: (queue: string) => void): Promise<Unsubscribe> {
-    const subscription: Subscription = { onWake };
+  async subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+    const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
     try {
       await this.#startListening();
@@ -68,7 +73,7 @@ export class WakeHub {
   }
 
   #startListening(): Promise<unknown> {
-    this.#listening ??= this.#listen((queue) => this.#wake(queue)).catch((error: unknown) => {
+    this.#listening ??= this.#listen((payload) => this.#notified(payload)).catch((error: unknown) => {
       this.#listening = undefined;
       throw error;
     });
@@ -81,6 +86,22 @@ export class WakeHub {
     // A listen that failed has nothing to stop; its subscriber already saw the error.
     const stop = await listening?.catch(() => undefined);
     await stop?.();
+  }
+
+  #notified(payload: string): void {
+    if (payload.startsWith(CANCEL_PAYLOAD_PREFIX)) this.#cancel(payload.slice(CANCEL_PAYLOAD_PREFIX.length));
+    else this.#wake(payload);
+  }
+
+  /** Not debounced: each is for one job, and rare. */
+  #cancel(jobId: string): void {
+    for (const subscription of this.#subscriptions) {
+      const { onCancel } = subscription;
+      if (!onCancel) continue;
+      queueMicrotask(() => {
+        if (this.#subscriptions.has(subscription)) onCancel(jobId);
+      });
+    }
   }
 
   #wake(queue: string): void {

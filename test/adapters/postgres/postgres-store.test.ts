@@ -119,6 +119,7 @@ describePostgres('postgresStore', (url) => {
         await store.enqueueJobs({ jobs: [job] });
         const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'q', limit: 1 }] });
         await store.renewLeases({ leases: [claimed!], leaseMs: 1_000 });
+        await store.setProgressIfRunning({ updates: [{ ...claimed!, percent: 50, message: null }] });
         await store.setStatesIfRunning({ outcomes: [{ ...claimed!, state: 'completed', result: null }] });
         const { rows } = await single.query('select name from pg_prepared_statements');
         const names = rows.map((row: { name: string }) => row.name.replace(/_[0-9a-f]{12}$/, ''));
@@ -127,6 +128,7 @@ describePostgres('postgresStore', (url) => {
             'jobvisor_enqueue_jobs',
             'jobvisor_claim_jobs',
             'jobvisor_renew_leases',
+            'jobvisor_set_progress_if_running',
             'jobvisor_set_states_if_running',
           ]),
         );
@@ -213,7 +215,7 @@ describePostgres('postgresStore', (url) => {
       expect(await store.listJobs({ beforeId: 'nope' })).toEqual([]);
       expect(
         await store.renewLeases({ leases: [{ id: 'abc', leaseToken: 'not-a-uuid' }, claimed!], leaseMs: 1_000 }),
-      ).toEqual([false, true]);
+      ).toEqual(['lost', 'renewed']);
       expect(claimed!.id).toBe(created!.job.id);
       await store.close();
     });

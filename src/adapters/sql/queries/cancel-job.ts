@@ -3,11 +3,17 @@ import { jobColumns, toDbId, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
+import { CANCEL_PAYLOAD_PREFIX } from '../wake-hub.js';
+
+/** The error of a job cancelled from outside, as jsonb text. */
+export const CANCELLED_BY_REQUEST = '{"code": "cancelled", "message": "cancelled by request"}';
 
 /**
  * Cancels a job that no worker holds. The row is locked first, so the answer shows the state
- * the decision was made on; a running job is left to its worker (cancelled = false). The
- * history row names no worker: the cancel came from outside.
+ * the decision was made on. A running job is left to its worker, which is told: the request
+ * is kept on the row (its first time), which the worker's next renewal reports, and a NOTIFY
+ * on the wake-up channel (`!cancel:<id>`, a payload no queue name can be) tells it at once.
+ * The history row of a cancel names no worker: it came from outside.
  */
 const CANCEL_JOB = defineStatement(
   'cancel_job',
@@ -17,11 +23,20 @@ with target as (
 ),
 cancelled as (
   update ${s.quoted}.jobs j
-  set state = 'cancelled', error = '{"code": "cancelled", "message": "cancelled by request"}',
-    finished_at = ${NOW}, updated_at = ${NOW}
+  set state = 'cancelled', error = '${CANCELLED_BY_REQUEST}', finished_at = ${NOW}, updated_at = ${NOW}
   from target t
   where j.id = t.id and t.state in ('pending', 'retrying')
   returning j.*, t.state as from_state
+),
+requested as (
+  update ${s.quoted}.jobs j
+  set cancel_requested_at = coalesce(j.cancel_requested_at, ${NOW}), updated_at = ${NOW}
+  from target t
+  where j.id = t.id and t.state = 'running'
+  returning j.*
+),
+notified as (
+  select count(pg_notify('${s.channel}', '${CANCEL_PAYLOAD_PREFIX}' || id)) from requested
 ),
 history as (
   insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
@@ -29,7 +44,10 @@ history as (
 )
 select true as cancelled, ${jobColumns('c')} from cancelled c
 union all
-select false, ${jobColumns('t')} from target t where not exists (select from cancelled)
+select false, ${jobColumns('r')} from requested r cross join notified
+union all
+select false, ${jobColumns('t')} from target t
+where not exists (select from cancelled) and not exists (select from requested)
 `,
 );
 

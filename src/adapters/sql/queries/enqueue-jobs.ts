@@ -22,7 +22,7 @@ const ENQUEUE_JOBS = defineStatement(
 with input as (
   select * from jsonb_to_recordset($2::jsonb) as x(
     i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
-    max_attempts int, unique_key text, concurrency_key text)
+    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, trace_context jsonb)
 ),
 numbered as (
   select nextval('${s.quoted}.jobs_id_seq') as id, x.*
@@ -30,10 +30,10 @@ numbered as (
 ),
 inserted as (
   insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
-    unique_key, concurrency_key, created_at, updated_at)
+    unique_key, concurrency_key, expires_at, trace_context, created_at, updated_at)
   overriding system value
   select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
-    max_attempts, unique_key, concurrency_key, ${NOW}, ${NOW}
+    max_attempts, unique_key, concurrency_key, expires_at, trace_context, ${NOW}, ${NOW}
   from numbered
   on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running')
@@ -116,5 +116,7 @@ export function toInput(i: number, job: EnqueueJob) {
     max_attempts: job.maxAttempts,
     unique_key: job.uniqueKey ?? null,
     concurrency_key: job.concurrencyKey ?? null,
+    expires_at: job.expiresAt ?? null,
+    trace_context: job.traceContext ?? null,
   };
 }

@@ -1,4 +1,4 @@
-import type { Lease } from '../../store.js';
+import type { Lease, LeaseRenewal } from '../../store.js';
 import { toDbId } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
@@ -7,7 +7,8 @@ import { defineStatement, NOW } from '../statement.js';
  * Heartbeat: every lease a process holds, renewed in one statement instead of one round trip
  * per job. The join is on the primary key; the fence (still running under this token) makes a
  * zombie's heartbeat a no-op. An expired lease nobody rescued yet is still renewed. No
- * history row: a renewal is not a transition.
+ * history row: a renewal is not a transition. It also reports a cancel requested for the job,
+ * so that the holder hears of it even when the notification was lost.
  */
 const RENEW_LEASES = defineStatement(
   'renew_leases',
@@ -16,17 +17,17 @@ update ${s.quoted}.jobs j
 set lease_expires_at = ${NOW} + $3::float8 * interval '1 millisecond', updated_at = ${NOW}
 from (select distinct id, token from jsonb_to_recordset($2::jsonb) as x(id bigint, token text)) l
 where j.id = l.id and j.state = 'running' and j.lease_token::text = l.token
-returning j.id::text as id, l.token
+returning j.id::text as id, l.token, j.cancel_requested_at is not null as cancel
 `,
 );
 
 export async function renewLeases(
   ctx: SqlContext,
   params: { leases: readonly Lease[]; leaseMs: number },
-): Promise<boolean[]> {
+): Promise<LeaseRenewal[]> {
   if (params.leases.length === 0) return [];
   const input = JSON.stringify(params.leases.map((l) => ({ id: toDbId(l.id), token: l.leaseToken })));
-  const rows = await ctx.run<{ id: string; token: string }>(RENEW_LEASES, [ctx.now(), input, params.leaseMs]);
-  const renewed = new Set(rows.map((row) => `${row.id} ${row.token}`));
-  return params.leases.map((l) => renewed.has(`${l.id} ${l.leaseToken}`));
+  const rows = await ctx.run<{ id: string; token: string; cancel: boolean }>(RENEW_LEASES, [ctx.now(), input, params.leaseMs]);
+  const renewed = new Map(rows.map((row) => [`${row.id} ${row.token}`, row.cancel ? 'cancel' : 'renewed'] as const));
+  return params.leases.map((l) => renewed.get(`${l.id} ${l.leaseToken}`) ?? 'lost');
 }

@@ -3,13 +3,21 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
+import { CANCELLED_BY_REQUEST } from './cancel-job.js';
 
 /**
- * The reaper: running rows whose lease expired (their worker is gone) go back to `retrying`
- * (due at once) or, with no attempt left, to `dead`. It reads jobs_lease_expiry_idx, which
- * holds only running rows; SKIP LOCKED passes over a row whose worker is writing it right
- * now instead of waiting (that write settles it anyway).
+ * The reaper, in one statement:
+ * - Running rows whose lease expired (their worker is gone) go back to `retrying` (due at
+ *   once) or, with no attempt left or past their `expires_at`, to `dead`; to `cancelled` if a
+ *   cancel was requested. It reads jobs_lease_expiry_idx, which holds only running rows.
+ * - Waiting rows past their `expires_at` go to `dead` (code `expired`), read from
+ *   jobs_expiry_idx, which holds only waiting rows that have a deadline.
+ * SKIP LOCKED passes over a row that a worker or a claim is writing right now instead of
+ * waiting (that write settles it, or the next pass does).
  */
+/** No attempt left, or past the deadline across all attempts (null when it has none). */
+const LAST = `(j.attempt >= j.max_attempts or j.expires_at <= ${NOW})`;
+
 const RESCUE_EXPIRED_JOBS = defineStatement(
   'rescue_expired_jobs',
   (s) => `
@@ -20,21 +28,37 @@ with expired as (
 ),
 rescued as (
   update ${s.quoted}.jobs j
-  set state = case when j.attempt >= j.max_attempts then 'dead' else 'retrying' end,
-    run_at = case when j.attempt >= j.max_attempts then j.run_at else ${NOW} end,
-    finished_at = case when j.attempt >= j.max_attempts then ${NOW} end,
-    error = jsonb_build_object('code', 'lease_expired',
-      'message', format('lease of worker "%s" expired', j.worker_id)),
+  set state = case when j.cancel_requested_at is not null then 'cancelled' when ${LAST} then 'dead' else 'retrying' end,
+    run_at = case when j.cancel_requested_at is not null or ${LAST} then j.run_at else ${NOW} end,
+    finished_at = case when j.cancel_requested_at is not null or ${LAST} then ${NOW} end,
+    error = case when j.cancel_requested_at is not null then '${CANCELLED_BY_REQUEST}'::jsonb
+      else jsonb_build_object('code', 'lease_expired', 'message', format('lease of worker "%s" expired', j.worker_id)) end,
     lease_token = null, lease_expires_at = null, updated_at = ${NOW}
   from expired e
   where j.id = e.id
-  returning j.*
+  returning j.*, 'running' as from_state
+),
+overdue as (
+  select id, state from ${s.quoted}.jobs
+  where expires_at <= ${NOW} and state in ('pending', 'retrying')
+  for update skip locked
+),
+ended as (
+  update ${s.quoted}.jobs j
+  set state = 'dead', finished_at = ${NOW}, updated_at = ${NOW},
+    error = jsonb_build_object('code', 'expired', 'message', format('JobExpired: the deadline across all attempts (%s) passed',
+      to_char(j.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+  from overdue o
+  where j.id = o.id
+  returning j.*, o.state as from_state
 ),
 history as (
   insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
-  select id, 'running', state, attempt, worker_id, updated_at, error from rescued
+  select id, from_state, state, attempt, worker_id, updated_at, error from rescued
+  union all
+  select id, from_state, state, attempt, null, updated_at, error from ended
 )
-select ${jobColumns('r')} from rescued r order by r.id
+select ${jobColumns('r')} from (select * from rescued union all select * from ended) r order by r.id
 `,
 );
 

@@ -7,8 +7,9 @@ import { getJob } from './read-jobs.js';
 
 /**
  * Retry by hand: a dead, cancelled or skipped job goes back to `pending`, due now, with at
- * least one attempt left. Not while a live job holds its unique key (reviving it would give
- * the key two live holders). Wakes the queue, like an enqueue.
+ * least one attempt left, no cancel request, and no deadline across attempts if it passed.
+ * Not while a live job holds its unique key (reviving it would give the key two live
+ * holders). Wakes the queue, like an enqueue.
  */
 const RETRY_JOB = defineStatement(
   'retry_job',
@@ -19,7 +20,8 @@ with target as (
 retried as (
   update ${s.quoted}.jobs j
   set state = 'pending', run_at = ${NOW}, finished_at = null, updated_at = ${NOW},
-    max_attempts = greatest(j.max_attempts, j.attempt + 1)
+    max_attempts = greatest(j.max_attempts, j.attempt + 1), cancel_requested_at = null,
+    expires_at = case when j.expires_at <= ${NOW} then null else j.expires_at end
   from target t
   where j.id = t.id and t.state in ('dead', 'cancelled', 'skipped')
     and not exists (

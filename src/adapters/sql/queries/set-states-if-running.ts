@@ -2,13 +2,17 @@ import type { JobOutcome } from '../../store.js';
 import { toDbId } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
+import { CANCELLED_BY_REQUEST } from './cancel-job.js';
 
 /**
- * Outcomes of many attempts (completed, retrying, dead, skipped, cancelled) in one statement:
- * a batched writer serves every job actor that finished in the same tick.
+ * Outcomes of many attempts (completed, retrying, snoozed, dead, skipped, cancelled) in one
+ * statement: a batched writer serves every job actor that finished in the same tick.
  * - Each row is fenced: it changes only while running under the outcome's lease token.
  * - DISTINCT ON keeps, per job, the first outcome that passes the fence, as applying them in
  *   order would: the first moves the row out of running and fails every later one.
+ * - A job that would run again (retrying, snoozed) but whose cancel was requested meanwhile
+ *   is cancelled instead. A snooze goes back to pending with one more attempt allowed.
+ * - Progress the attempt reported last, not yet written, goes in with the outcome.
  * - The lease is cleared, the worker id kept for the record; the history row goes in with
  *   the change.
  */
@@ -16,19 +20,27 @@ const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
   (s) => `
 with outcome as (
-  select distinct on (o.id) o.*
+  select distinct on (o.id) o.i, o.id, o.token, o.result, o.run_at, o.percent, o.message,
+    case when again then 'cancelled' else o.state end as state,
+    case when again then '${CANCELLED_BY_REQUEST}'::jsonb else o.error end as error
   from jsonb_to_recordset($2::jsonb) as o(
-    i int, id bigint, token text, state text, result jsonb, error jsonb, run_at timestamptz)
+    i int, id bigint, token text, state text, result jsonb, error jsonb, run_at timestamptz,
+    percent float8, message text)
   join ${s.quoted}.jobs j on j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+  cross join lateral (select o.state in ('retrying', 'snoozed') and j.cancel_requested_at is not null as again) c
   order by o.id, o.i
 ),
 written as (
   update ${s.quoted}.jobs j
-  set state = o.state,
+  set state = case when o.state = 'snoozed' then 'pending' else o.state end,
     result = case when o.state = 'completed' then o.result else j.result end,
     error = case when o.state = 'completed' then null else o.error end,
-    run_at = case when o.state = 'retrying' then o.run_at else j.run_at end,
-    finished_at = case when o.state = 'retrying' then null else ${NOW} end,
+    run_at = case when o.state in ('retrying', 'snoozed') then o.run_at else j.run_at end,
+    max_attempts = case when o.state = 'snoozed' then j.max_attempts + 1 else j.max_attempts end,
+    finished_at = case when o.state in ('retrying', 'snoozed') then null else ${NOW} end,
+    progress_percent = coalesce(o.percent, j.progress_percent),
+    progress_message = case when o.percent is null then j.progress_message else o.message end,
+    progress_at = case when o.percent is null then j.progress_at else ${NOW} end,
     lease_token = null, lease_expires_at = null, updated_at = ${NOW}
   from outcome o
   where j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
@@ -55,7 +67,8 @@ export async function setStatesIfRunning(
       state: o.state,
       result: o.state === 'completed' ? o.result : null,
       error: o.state === 'completed' ? null : o.error,
-      run_at: o.state === 'retrying' ? o.runAt : null,
+      run_at: o.state === 'retrying' || o.state === 'snoozed' ? o.runAt : null,
+      ...(o.lastProgress && { percent: o.lastProgress.percent, message: o.lastProgress.message }),
     })),
   );
   const rows = await ctx.run<{ i: number }>(SET_STATES_IF_RUNNING, [ctx.now(), input]);
