@@ -68,7 +68,7 @@ store.setStatesIfRunning = async (params) => {
 const renew = store.renewLeases.bind(store);
 store.renewLeases = async (params) => {
   const renewed = await renew(params);
-  rejectedRenewals += renewed.filter((ok) => !ok).length;
+  rejectedRenewals += renewed.filter((answer) => answer === 'lost').length;
   return renewed;
 };
 
