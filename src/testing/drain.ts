@@ -1,0 +1,77 @@
+import type { SimulatedClock } from 'xstate';
+import type { JobStore } from '../adapters/store.js';
+import type { Queue } from '../queue.js';
+import { createSupervisor } from '../supervisor/supervisor.js';
+import type { JobRecord, Logger } from '../types.js';
+
+export interface DrainOptions {
+  /** The simulated clock the store reads; the supervisor's timers follow it. Default: the
+   *  system clock. */
+  clock?: SimulatedClock;
+  /** Also move `clock` forward to whatever becomes due later (retries after their backoff,
+   *  delayed jobs) and run it, until nothing is left. Default false. */
+  advance?: boolean;
+  /** How many times at most the clock is moved before drain gives up. Default 100. */
+  maxRounds?: number;
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Runs every due job of `queues` on a supervisor of its own, and with `advance` also every job
+ *  and retry that becomes due later. Resolves with how many attempts ran. */
+export function drain(store: JobStore, queues: readonly Queue<any>[], options: DrainOptions = {}): Promise<number> {
+  if (options.advance && !options.clock) throw new TypeError('drain: `advance` needs the simulated `clock` the store reads');
+  return drainUntil(store, queues, options, async () => (options.advance ? nextDueAt(store, queues) : null));
+}
+
+/**
+ * Drains, then moves the clock to the time `next` names, and again, until `next` says nothing
+ * is left. Between drains no handler runs, so the clock can jump at once.
+ */
+export async function drainUntil(
+  store: JobStore,
+  queues: readonly Queue<any>[],
+  { clock, maxRounds = 100 }: Pick<DrainOptions, 'clock' | 'maxRounds'>,
+  next: () => Promise<number | null>,
+): Promise<number> {
+  const supervisor = createSupervisor({ store, queues, workerId: 'jobvisor-testing', logger: silent, ...(clock && { clock }) });
+  let attempts = 0;
+  try {
+    for (let round = 0; ; round++) {
+      attempts += await supervisor.drain();
+      if (!clock) return attempts;
+      const at = await next();
+      if (at === null) return attempts;
+      if (round >= maxRounds) {
+        throw new Error(
+          `drain: still not done after moving the clock ${maxRounds} times (next due at ${new Date(at).toISOString()}, ` +
+            `clock at ${new Date(clock.now()).toISOString()}); does the store read this clock?`,
+        );
+      }
+      if (at > clock.now()) clock.set(at);
+    }
+  } finally {
+    await supervisor.stop({ graceMs: 0 });
+  }
+}
+
+/** When a job of `queues` can next run: a waiting one at its runAt, one running elsewhere once
+ *  its lease runs out (the reaper then gives it back). null when none is left. */
+async function nextDueAt(store: JobStore, queues: readonly Queue<any>[]): Promise<number | null> {
+  let next: number | null = null;
+  for (const { name } of queues) {
+    for (const state of ['pending', 'retrying', 'running'] as const) {
+      for (const job of await store.listJobs({ queue: name, state, limit: 10_000 })) {
+        const at = dueAt(job);
+        if (at !== null) next = next === null ? at : Math.min(next, at);
+      }
+    }
+  }
+  return next;
+}
+
+export function dueAt(job: JobRecord): number | null {
+  if (job.state === 'pending' || job.state === 'retrying') return job.runAt.getTime();
+  if (job.state === 'running' && job.leaseExpiresAt) return job.leaseExpiresAt.getTime() + 1;
+  return null;
+}
