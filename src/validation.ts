@@ -132,7 +132,13 @@ function walk(value: unknown, path: string, ancestors: Set<object>, afterToJson 
       if (value === null) return;
       if (ancestors.has(value)) throw new JsonIssue(`${path} refers back to itself (a cycle)`);
       if (!afterToJson && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-        walk((value as { toJSON(): unknown }).toJSON(), path, ancestors, true);
+        let json: unknown;
+        try {
+          json = (value as { toJSON(): unknown }).toJSON();
+        } catch (error) {
+          throw new JsonIssue(`${path}: its toJSON threw: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        walk(json, path, ancestors, true);
         return;
       }
       if (value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet) {
