@@ -15,8 +15,8 @@ import { createTestClock, deferred, settle } from '../support/sim.js';
 import { LeaseObserver } from './lease-observer.js';
 
 export const QUEUE = 'props';
-export const LEASE_MS = 3_000;
-export const MAX_ATTEMPTS = 3;
+const LEASE_MS = 3_000;
+const MAX_ATTEMPTS = 3;
 const STEP_MS = 100;
 
 export type Action =

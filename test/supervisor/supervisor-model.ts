@@ -149,7 +149,7 @@ function answerPeriodicReap(machine: SupervisorSnapshot, world: SupervisorWorld,
   return step(machine, reapAnswer(world), world, scope);
 }
 
-export const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
+const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
   getInitialSnapshot: (scope) => {
     const world: SupervisorWorld = {
       now: 0, timers: [], storeUp: true, pending: 0, held: 0, releasing: 0, claim: null, reapInFlight: false,
@@ -197,7 +197,7 @@ export const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefine
 };
 
 /** Every event the world can produce now. */
-export function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
+function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
   const { machine, world } = snapshot;
   if (machine.status !== 'active') return [];
   current = world;
@@ -224,7 +224,7 @@ export function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
 }
 
 /** What the machine's guards can tell apart (and whether an answer reaches the machine). */
-export function situationKey(snapshot: ModelSnapshot): string {
+function situationKey(snapshot: ModelSnapshot): string {
   const { machine, world } = snapshot;
   return JSON.stringify({
     value: machine.value,
@@ -260,12 +260,12 @@ function stateKey(snapshot: ModelSnapshot): string {
 }
 
 /** Finite: time relative to now. */
-export function serializeModel(snapshot: ModelSnapshot): string {
+function serializeModel(snapshot: ModelSnapshot): string {
   const { world } = snapshot;
   return `${stateKey(snapshot)} ${JSON.stringify(world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort())}`;
 }
 
-export function serializeEvent(event: AnyEventObject): string {
+function serializeEvent(event: AnyEventObject): string {
   switch (event.type) {
     case 'xstate.done.actor.claim': {
       const { claimed, full } = event.output as ClaimRound;
@@ -309,6 +309,7 @@ export function supervisorPaths(): SupervisorPath[] {
   return coveringPaths(all, edgeKey);
 }
 
+/** A path in words, for test names and failure messages. */
 export function describePath(path: SupervisorPath): string {
-  return path.steps.map((s) => serializeEvent(s.event)).join(' → ');
+  return path.steps.slice(1).map((s) => serializeEvent(s.event)).join(' → ');
 }
