@@ -14,8 +14,8 @@ export interface ChaosFacts {
   poison: number;
   /** The paused worker: when, and the executions it had in flight when it stopped. */
   zombie: { worker: string; pausedAt: number; resumedAt: number; inflight: readonly string[] };
-  /** When the server was crashed, and when it answered again. */
-  crash: { at: number; restartedAt: number };
+  /** When the server was crashed, when it answered again, and when a job finished again. */
+  crash: { at: number; restartedAt: number; resumedAt: number };
   kills: ReadonlyArray<{ worker: string; at: number }>;
   stopped: ReadonlyArray<Extract<ChaosWorkerLine, { event: 'stopped' }>>;
 }
@@ -139,6 +139,8 @@ export async function checkChaos(pool: pg.Pool, facts: ChaosFacts): Promise<Chao
   if (!zombieLine) failures.push('the zombie did not report its counters at the end');
   const zombieRefusedLate = (zombieLine?.refusals ?? []).filter(([at]) => at >= facts.zombie.resumedAt && at < facts.crash.at).length;
 
+  const poisonIds = new Set(poison.map((j) => j.id));
+  const superseded = executions.filter((x) => x.ended_ms !== null && !poisonIds.has(x.job_id) && !completing.has(x.id)).length;
   const sum = (pick: (line: ChaosFacts['stopped'][number]) => number) => facts.stopped.reduce((total, line) => total + pick(line), 0);
   const workAttempts = work.map((j) => j.attempt);
   const counts: ChaosVerdict['counts'] = [
@@ -158,7 +160,8 @@ export async function checkChaos(pool: pg.Pool, facts: ChaosFacts): Promise<Chao
     ['  of a claim the database crash lost (started after it)', lostClaims.length],
     ['  of no claimed attempt', orphans.length],
     ['  cut short (killed, aborted or database down)', executions.filter((x) => x.ended_ms === null).length],
-    ['  finished but superseded (result not applied)', executions.filter((x) => x.ended_ms !== null && !completing.has(x.id)).length],
+    ['  of poison jobs (each one failing)', executions.filter((x) => poisonIds.has(x.job_id)).length],
+    ['  of normal jobs, finished but superseded (result not applied)', superseded],
     ['completed jobs without a finished execution of their attempt', unbacked.length],
     ['workers killed with SIGKILL (and restarted)', facts.kills.length],
     ['zombie: pause in ms (SIGSTOP to SIGCONT)', Math.round(facts.zombie.resumedAt - facts.zombie.pausedAt)],
@@ -172,6 +175,7 @@ export async function checkChaos(pool: pg.Pool, facts: ChaosFacts): Promise<Chao
     ['workers alive at the end: lease renewals refused by the fence', sum((line) => line.rejectedRenewals)],
     ['workers alive at the end: actors ended lost', sum((line) => line.counters?.lost ?? 0)],
     ['database: down for ms after its crash', Math.round(facts.crash.restartedAt - facts.crash.at)],
+    ['database: ms from its restart to the next job finished', Math.round(facts.crash.resumedAt - facts.crash.restartedAt)],
     ['overlapping executions of one job (zombie excluded; see RELIABILITY.md)', overlaps(executions, facts)],
   ];
   return { counts, failures };

@@ -138,8 +138,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`database crashed (immediate stop); down for ${options.outageMs} ms`);
     await sleep(options.outageMs);
     await server.start();
+    const restartedAt = Date.now();
     log('database restarted (WAL replayed)');
-    return { at, restartedAt: Date.now() };
+    // No one tells the workers: each finds out at its next claim, after its error backoff.
+    const before = await finished();
+    await wait('a job finished after the restart', async () => (await finished()) > before);
+    const resumedAt = Date.now();
+    log(`the workers completed jobs again ${resumedAt - restartedAt} ms after the restart`);
+    return { at, restartedAt, resumedAt };
   };
 
   try {
@@ -171,12 +177,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
     ].sort((a, b) => a.at - b.at);
     await enqueueUpTo(0.4);
+    // Each step also waits for 2% more jobs than the last: faults due during a long one (the
+    // zombie's pause) come spread out after it, not all at once.
+    let last = 0;
     for (const step of steps) {
-      await wait(`${Math.round(step.at * 100)}% of the jobs finished`, async () => (await finished()) >= step.at * total);
+      const target = Math.min(0.95 * total, Math.max(step.at * total, last + 0.02 * total));
+      await wait(`${Math.round((target / total) * 100)}% of the jobs finished`, async () => (await finished()) >= target);
       await step.run();
+      last = await finished();
     }
     await wait('every job finished', async () => (await finished()) === total);
     log(`all ${total} jobs finished; stopping the workers`);
+    // A replacement started by the last kill may still be loading, its SIGTERM handler not yet set.
+    await wait('every worker ready', () => fleet.current.every((w) => w.ready));
     const stopped = await Promise.all(fleet.current.map((w) => w.stop(30_000)));
     const verdict = await checkChaos(admin, {
       schema: SCHEMA,
