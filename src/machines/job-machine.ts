@@ -3,7 +3,9 @@
  *
  *   claimed ─start─▶ running ─resolved─▶ completing ─▶ completed
  *                      ├─ threw, attempts left ──────▶ failing ──▶ retrying
+ *                      ├─ SnoozeJobError ─▶ snoozing ─▶ snoozed (the row waits again, no attempt spent)
  *                      ├─ spent / permanent / deadline on last attempt ─▶ dying ─▶ dead
+ *                      ├─ past expiresAt (the deadline across attempts) ─▶ dying ─▶ dead
  *                      ├─ unknown kind / SkipJobError ─▶ skipping ─▶ skipped
  *                      ├─ cancel ─▶ cancelling ─▶ cancelled
  *                      ├─ shutdown after grace ─▶ releasing ─▶ retrying
@@ -17,7 +19,14 @@
  */
 import { and, assign, setup } from 'xstate';
 import type { JobOutcome, Lease } from '../adapters/store.js';
-import { InvalidResultError, JobDeadlineExceeded, PermanentJobError, SkipJobError } from '../errors.js';
+import {
+  InvalidResultError,
+  JobDeadlineExceeded,
+  JobExpired,
+  PermanentJobError,
+  SkipJobError,
+  SnoozeJobError,
+} from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { jsonIssue } from '../validation.js';
 import { toErrorInfo } from './error-info.js';
@@ -61,8 +70,9 @@ export interface JobMachineInput {
   leaseValidUntil: number;
 }
 
-/** The machine's final states; all but `lost` are also row states. */
-export type JobActorFinalState = 'completed' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'lost';
+/** The machine's final states. All but `lost` and `snoozed` (the row is `pending` again) are
+ *  also row states. */
+export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'dead' | 'skipped' | 'cancelled' | 'lost';
 
 /** Kept small on purpose: every assign copies it. What never changes sits in `job`,
  *  `ports` and `policy`, shared or allocated once. */
@@ -81,14 +91,23 @@ export type JobMachineEvent =
   | { type: 'write.done'; applied: boolean }
   | { type: 'write.failed'; error: unknown }
   | { type: 'job.cancel' }
-  | { type: 'job.abort' };
+  | { type: 'job.abort' }
+  /** The job's `expiresAt` came: sent by the supervisor's timer, set only for jobs that have one. */
+  | { type: 'job.expire' };
 
 function lease(job: ClaimedJob): Lease {
   return { id: job.id, leaseToken: job.leaseToken };
 }
 
-function attemptsLeft(context: JobMachineContext): boolean {
-  return context.job.attempt < context.job.maxAttempts;
+/** Another attempt may follow this one: attempts are left and the deadline across attempts
+ *  has not come. */
+function mayRunAgain(context: JobMachineContext): boolean {
+  return context.job.attempt < context.job.maxAttempts && !expired(context);
+}
+
+function expired(context: JobMachineContext): boolean {
+  const { expiresAt } = context.job;
+  return !!expiresAt && context.ports.now() >= expiresAt.getTime();
 }
 
 function retryOutcome(context: JobMachineContext, error: JobErrorInfo): JobOutcome {
@@ -99,6 +118,11 @@ function retryOutcome(context: JobMachineContext, error: JobErrorInfo): JobOutco
 /** The stack of an error made by the machine's own timer says nothing: keep it out. */
 function deadlineError(deadlineMs: number): JobErrorInfo {
   const { code, message, name } = new JobDeadlineExceeded(deadlineMs);
+  return { code, message, name };
+}
+
+function expiredError(expiresAt: Date): JobErrorInfo {
+  const { code, message, name } = new JobExpired(expiresAt);
   return { code, message, name };
 }
 
@@ -145,7 +169,9 @@ export const jobMachine = setup({
     leaseLapsed: ({ context }) => context.ports.now() >= context.leaseValidUntil,
     isPermanent: ({ event }) => event.type === 'handler.rejected' && event.error instanceof PermanentJobError,
     isSkip: ({ event }) => event.type === 'handler.rejected' && event.error instanceof SkipJobError,
-    attemptsLeft: ({ context }) => attemptsLeft(context),
+    mayRunAgain: ({ context }) => mayRunAgain(context),
+    expired: ({ context }) => expired(context),
+    isSnooze: ({ event }) => event.type === 'handler.rejected' && event.error instanceof SnoozeJobError,
   },
   actions: {
     startHandler: ({ context, self }) => {
@@ -214,6 +240,17 @@ export const jobMachine = setup({
       const error = deadlineError(context.policy.deadlineMs);
       return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
     }),
+    setSnoozed: assign(({ context, event }) => {
+      const snooze = (event as { error: SnoozeJobError }).error;
+      // No stack: a snooze is not a failure.
+      const error: JobErrorInfo = { code: snooze.code, message: snooze.message, name: snooze.name };
+      const runAt = new Date(context.ports.now() + snooze.delayMs);
+      return { error, outcome: { ...lease(context.job), state: 'snoozed' as const, error, runAt } };
+    }),
+    setExpired: assign(({ context }) => {
+      const error = expiredError(context.job.expiresAt!);
+      return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
+    }),
     setCancelled: assign(({ context }) => {
       const error: JobErrorInfo = { code: 'cancelled', message: 'cancelled while running' };
       return { error, outcome: { ...lease(context.job), state: 'cancelled' as const, error } };
@@ -242,6 +279,8 @@ export const jobMachine = setup({
     claimed: {
       // Ungated jobs start in the same step as the actor: one event less per job.
       always: [
+        // A job claimed past its expiresAt is not run (the reaper had not reached it yet).
+        { guard: 'expired', target: 'dying', actions: ['freeSlot', 'setExpired'] },
         // Our clock says the lease lapsed (paused past it, or the claim answered late):
         // another worker may run the job now. Never start it.
         { guard: and(['startsAtOnce', 'leaseLapsed']), target: 'lost', actions: ['freeSlot', 'setLost'] },
@@ -263,6 +302,7 @@ export const jobMachine = setup({
         ],
         'job.cancel': { target: 'cancelling', actions: ['freeSlot', 'setCancelled'] },
         'job.abort': { target: 'releasing', actions: ['freeSlot', 'setReleased'] },
+        'job.expire': { target: 'dying', actions: ['freeSlot', 'setExpired'] },
         'lease.renewed': [
           { guard: 'renewRejected', target: 'lost', actions: ['freeSlot', 'setLost'] },
           { actions: 'extendLease' },
@@ -286,7 +326,7 @@ export const jobMachine = setup({
       },
       after: {
         deadline: [
-          { guard: and(['hasDeadline', 'attemptsLeft']), target: 'failing', actions: ['abortHandler', 'setDeadlineRetry'] },
+          { guard: and(['hasDeadline', 'mayRunAgain']), target: 'failing', actions: ['abortHandler', 'setDeadlineRetry'] },
           { guard: 'hasDeadline', target: 'dying', actions: ['abortHandler', 'setDeadlineDead'] },
         ],
       },
@@ -294,8 +334,11 @@ export const jobMachine = setup({
         'handler.resolved': { target: 'completing', actions: 'setCompleted' },
         'handler.rejected': [
           { guard: 'isSkip', target: 'skipping', actions: 'setSkipped' },
+          // A snooze past expiresAt waits all the same: the reaper or the next claim ends it.
+          { guard: 'isSnooze', target: 'snoozing', actions: 'setSnoozed' },
           { guard: 'isPermanent', target: 'dying', actions: 'setDead' },
-          { guard: 'attemptsLeft', target: 'failing', actions: 'setRetry' },
+          // Past expiresAt a failure is final, with its own error, whatever attempts remain.
+          { guard: 'mayRunAgain', target: 'failing', actions: 'setRetry' },
           { target: 'dying', actions: 'setDead' },
         ],
         'lease.renewed': [
@@ -304,16 +347,19 @@ export const jobMachine = setup({
         ],
         'job.cancel': { target: 'cancelling', actions: ['abortHandler', 'setCancelled'] },
         'job.abort': { target: 'releasing', actions: ['abortHandler', 'setReleased'] },
+        'job.expire': { target: 'dying', actions: ['abortHandler', 'setExpired'] },
       },
     },
     completing: writeState('completed'),
     failing: writeState('retrying'),
+    snoozing: writeState('snoozed'),
     dying: writeState('dead'),
     skipping: writeState('skipped'),
     cancelling: writeState('cancelled'),
     releasing: writeState('retrying'),
     completed: { type: 'final' },
     retrying: { type: 'final' },
+    snoozed: { type: 'final' },
     dead: { type: 'final' },
     skipped: { type: 'final' },
     cancelled: { type: 'final' },

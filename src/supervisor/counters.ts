@@ -7,6 +7,8 @@ export interface QueueCounters {
   claimed: number;
   completed: number;
   retrying: number;
+  /** Attempts that snoozed: their jobs wait again, no attempt spent. */
+  snoozed: number;
   dead: number;
   skipped: number;
   cancelled: number;
@@ -20,7 +22,7 @@ export interface SupervisorCounters {
 }
 
 const zero = (): QueueCounters => ({
-  running: 0, claimed: 0, completed: 0, retrying: 0, dead: 0, skipped: 0, cancelled: 0, lost: 0, rescued: 0,
+  running: 0, claimed: 0, completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, lost: 0, rescued: 0,
 });
 
 /** An `@xstate/store` store of the supervisor's live counters, read by the CLI and inspector. */

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type SimulatedClock } from 'xstate';
 import type { JobOutcome, Lease } from '../../src/adapters/store.js';
+import { SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob } from '../../src/types.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
 
 /** A job actor with fake ports: the test decides what the handler and the store answer. */
-function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?: number; hasHandler?: boolean } = {}) {
+function harness(
+  options: { attempt?: number; maxAttempts?: number; deadlineMs?: number; hasHandler?: boolean; expiresInMs?: number } = {},
+) {
   const clock = createTestClock();
   const handler = deferred<unknown>();
   const writes: JobOutcome[] = [];
@@ -20,7 +23,8 @@ function harness(options: { attempt?: number; maxAttempts?: number; deadlineMs?:
     attempt: options.attempt ?? 1, maxAttempts: options.maxAttempts ?? 3, uniqueKey: null, concurrencyKey: null, workerId: 'w1',
     leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
-    expiresAt: null, cancelRequestedAt: null, progress: null, traceContext: null,
+    expiresAt: options.expiresInMs === undefined ? null : new Date(clock.now() + options.expiresInMs),
+    cancelRequestedAt: null, progress: null, traceContext: null,
   };
   const ports: JobPorts = {
     runHandler: (_job, abort) => { signal = abort.signal; return handler.promise; },
@@ -161,6 +165,16 @@ describe('job machine: claimed ahead of a free slot', () => {
     expect(h.value()).toEqual({ running: 'working' });
   });
 
+  it('is cancelled before it runs: the handler never starts, its place is freed', async () => {
+    const h = harness();
+    h.actor.send({ type: 'job.cancel' });
+    await settle();
+    expect(h.signal).toBeUndefined();
+    expect(h.slotsFreed).toBe(1);
+    expect(h.writes).toMatchObject([{ state: 'cancelled', error: { code: 'cancelled' } }]);
+    expect(h.value()).toBe('cancelled');
+  });
+
   it('ends lost, and frees its place, when its lease is refused while it waits', async () => {
     const h = harness();
     h.answerRenewals(async () => false);
@@ -168,5 +182,76 @@ describe('job machine: claimed ahead of a free slot', () => {
     expect(h.value()).toBe('lost');
     expect(h.slotsFreed).toBe(1);
     expect(h.signal).toBeUndefined();
+  });
+});
+
+describe('job machine: snooze', () => {
+  it('writes a snooze for the delay, no stack, and ends snoozed', async () => {
+    const h = harness({ maxAttempts: 1 });
+    h.actor.send({ type: 'job.start' });
+    h.handler.reject(new SnoozeJobError(5_000));
+    await settle();
+    expect(h.writes).toEqual([
+      {
+        id: '7', leaseToken: 'token-1', state: 'snoozed', runAt: new Date(h.clock.now() + 5_000),
+        error: { code: 'snoozed', message: 'snoozed for 5000 ms', name: 'SnoozeJobError' },
+      },
+    ]);
+    expect(h.value()).toBe('snoozed');
+  });
+
+  it('refuses a delay that is not a number of ms from 0 to a hundred years', () => {
+    for (const bad of [-1, Number.NaN, Infinity, 1e13]) expect(() => new SnoozeJobError(bad)).toThrow(/snooze delayMs/);
+    expect(new SnoozeJobError(0).delayMs).toBe(0);
+  });
+});
+
+describe('job machine: expiresAt, the deadline across all attempts', () => {
+  it('a job claimed past it never runs: dead with code expired, its place freed', async () => {
+    const h = harness({ expiresInMs: 0 });
+    await settle();
+    expect(h.signal).toBeUndefined();
+    expect(h.slotsFreed).toBe(1);
+    expect(h.writes).toEqual([
+      { id: '7', leaseToken: 'token-1', state: 'dead', error: { code: 'expired', message: expect.stringContaining('JobExpired'), name: 'JobExpired' } },
+    ]);
+    expect(h.value()).toBe('dead');
+  });
+
+  it('job.expire aborts a running attempt and writes dead, whatever attempts remain', async () => {
+    const h = harness({ maxAttempts: 5, expiresInMs: 1_000 });
+    h.actor.send({ type: 'job.start' });
+    h.actor.send({ type: 'job.expire' });
+    expect(h.signal?.aborted).toBe(true);
+    await settle();
+    expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'expired' } }]);
+    expect(h.value()).toBe('dead');
+  });
+
+  it('job.expire ends a job waiting for a slot before it runs', async () => {
+    const h = harness({ expiresInMs: 1_000 });
+    h.actor.send({ type: 'job.expire' });
+    await settle();
+    expect(h.signal).toBeUndefined();
+    expect(h.slotsFreed).toBe(1);
+    expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'expired' } }]);
+  });
+
+  it('past it, a failure is dead with its own error, whatever attempts remain', async () => {
+    const h = harness({ maxAttempts: 5, expiresInMs: 1_000 });
+    h.actor.send({ type: 'job.start' });
+    h.clock.increment(1_000);
+    h.handler.reject(new Error('upstream 503'));
+    await settle();
+    expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'handler_error', message: 'upstream 503' } }]);
+  });
+
+  it('before it, a failure with attempts left retries as usual', async () => {
+    const h = harness({ maxAttempts: 5, expiresInMs: 1_000 });
+    h.actor.send({ type: 'job.start' });
+    h.clock.increment(999);
+    h.handler.reject(new Error('upstream 503'));
+    await settle();
+    expect(h.writes).toMatchObject([{ state: 'retrying', error: { code: 'handler_error' } }]);
   });
 });

@@ -10,14 +10,15 @@
  * - a store answer "not applied" only together with what makes it true: the worker was
  *   paused, the reaper rescued the row and another worker claimed it (a steal);
  * - a pause of the process while a job waits for a slot (`process.paused`): the wall clock
- *   moves to the end of the lease and no timer fires until something happens next.
+ *   moves to the end of the lease and no timer fires until something happens next;
+ * - the job's `expiresAt` as a timer of the world (the supervisor's), sending `job.expire`.
  *
  * The machine's actions are recorded, never run: the model reads from them which timers were
  * set or cancelled and which promises started.
  */
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
-import { PermanentJobError, SkipJobError } from '../../src/errors.js';
+import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
 import { coveringPaths } from '../support/covering-paths.js';
@@ -40,6 +41,8 @@ export interface JobModelConfig {
   waitForStart: boolean;
   /** The claim's answer arrived this long after it was sent: a lease later, it has lapsed. */
   answeredAfterMs?: number;
+  /** The job's deadline across all attempts, ms after the claim. */
+  expiresAtMs?: number;
 }
 
 export const CONFIGS: readonly JobModelConfig[] = [
@@ -48,6 +51,10 @@ export const CONFIGS: readonly JobModelConfig[] = [
   { name: 'no handler, waits for a slot', maxAttempts: 2, hasHandler: false, waitForStart: true },
   { name: 'no handler, starts at once', maxAttempts: 2, hasHandler: false, waitForStart: false },
   { name: 'claim answered after its lease', maxAttempts: 2, hasHandler: true, waitForStart: false, answeredAfterMs: TIMING.leaseMs + 1 },
+  // One attempt: a steal then ends the job (dead) whether or not it expired meanwhile. Its
+  // expiry (1 850) falls on no other timer (sums of 1 000, 2 500 and 300).
+  { name: 'expires while it waits or runs', maxAttempts: 1, hasHandler: true, waitForStart: true, expiresAtMs: 1_850 },
+  { name: 'claimed past its expiresAt', maxAttempts: 1, hasHandler: true, waitForStart: false, expiresAtMs: 0 },
 ];
 
 /** A history row as the model predicts it: from, to, attempt, worker, error code. */
@@ -97,6 +104,7 @@ export const HANDLER_ERRORS = {
   Error: new Error('upstream 503'),
   PermanentJobError: new PermanentJobError('place is gone'),
   SkipJobError: new SkipJobError('nothing to do'),
+  SnoozeJobError: new SnoozeJobError(TIMING.backoffMs),
 };
 
 /** The traversal's clock: read by the machine's guards and assigns through `ports.now`. */
@@ -107,7 +115,8 @@ function modelInput(config: JobModelConfig): JobMachineInput {
     throw new Error('the model records actions; it never runs them');
   };
   // The machine reads of its row only these (the handler, which would read the rest, never runs).
-  const job = { id: '1', queue: 'q', kind: 'k', attempt: 1, maxAttempts: config.maxAttempts, leaseToken: 'model' };
+  const expiresAt = config.expiresAtMs === undefined ? null : new Date(config.expiresAtMs);
+  const job = { id: '1', queue: 'q', kind: 'k', attempt: 1, maxAttempts: config.maxAttempts, leaseToken: 'model', expiresAt };
   return {
     job: job as ClaimedJob,
     ports: {
@@ -180,7 +189,12 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
       modelNow = world.now;
-      return snapshotOf(jobMachine.getInitialSnapshot(recorder(world, scope) as never, modelInput(config)), world);
+      const machine = jobMachine.getInitialSnapshot(recorder(world, scope) as never, modelInput(config));
+      // The supervisor sets the expiry timer only for a job not already past it.
+      if (config.expiresAtMs !== undefined && config.expiresAtMs > world.now) {
+        world.timers.push({ id: 'expiry', event: { type: 'job.expire' }, dueAt: config.expiresAtMs });
+      }
+      return snapshotOf(machine, world);
     },
     transition: (snapshot, event, scope) => {
       const world: World = { ...snapshot.world, timers: [...snapshot.world.timers], history: [...snapshot.world.history] };
@@ -191,7 +205,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         world.paused = true;
         return snapshotOf(snapshot.machine, world);
       }
-      if (event.type.startsWith('xstate.after.')) {
+      if (event.type.startsWith('xstate.after.') || event.type === 'job.expire') {
         const timer = world.timers.find((t) => t.event.type === event.type)!;
         // A timer overdue after a pause fires at once on resume: time does not go back.
         world.now = Math.max(world.now, timer.dueAt);
@@ -239,8 +253,10 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   const next = [...world.timers].sort((a, b) => a.dueAt - b.dueAt)[0];
   if (next) events.push(next.event);
   // A job waiting for a slot may be held across a pause (no renewal in flight: its answer
-  // would then come a pause late, which the store's lease could not match).
-  if (machine.matches('claimed') && !world.paused && world.renewalSentAt === null && world.now < machine.context.leaseValidUntil) {
+  // would then come a pause late, which the store's lease could not match). Not with an
+  // expiry timer set: the replay catches up one overdue timer after a pause, not two.
+  const expiring = world.timers.some((t) => t.event.type === 'job.expire');
+  if (machine.matches('claimed') && !world.paused && !expiring && world.renewalSentAt === null && world.now < machine.context.leaseValidUntil) {
     events.push({ type: 'process.paused' });
   }
   return events;

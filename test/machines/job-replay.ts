@@ -47,7 +47,8 @@ export async function replayJobPath(
   const store = await createStore({ now: () => wallNow() + skew });
   const queue = `paths-${++replays}`;
   try {
-    await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts }] });
+    const expiresAt = config.expiresAtMs === undefined ? null : new Date(start + config.expiresAtMs);
+    await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts, expiresAt }] });
     const [job] = await store.claimJobs({ workerId: WORKER, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
     // A claim answered late: the actor starts that much later by the wall clock.
     wallAhead = config.answeredAfterMs ?? 0;
@@ -155,12 +156,14 @@ export async function replayJobPath(
           wallAhead += actor.getSnapshot().context.leaseValidUntil + 1 - wallNow();
           break;
         default:
-          if (event.type.startsWith('xstate.after.')) {
+          if (event.type.startsWith('xstate.after.') || event.type === 'job.expire') {
             const timer = before.timers.find((t) => t.event.type === event.type)!;
             // After a pause at most one timer is set (claimed's heartbeat, or a write's retry).
             clock.increment(wallAhead);
             wallAhead = 0;
             clock.increment(Math.max(0, timer.dueAt - before.now));
+            // The supervisor's expiry timer, not the actor's: sent as it would send it.
+            if (event.type === 'job.expire') actor.send({ type: 'job.expire' });
           } else {
             actor.send(event as never);
           }
@@ -202,9 +205,11 @@ function expectRowMatchesActor(
     }
   } else {
     const outcome = context.outcome!;
-    expect(row, `${at}: final row`).toMatchObject({ state: value, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
+    // A snoozed actor's row waits again.
+    const state = value === 'snoozed' ? 'pending' : value;
+    expect(row, `${at}: final row`).toMatchObject({ state, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
     if (outcome.state === 'completed') expect(row.result).toEqual(outcome.result);
     else expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
-    if (outcome.state === 'retrying') expect(row.runAt.getTime()).toBe(outcome.runAt.getTime());
+    if (outcome.state === 'retrying' || outcome.state === 'snoozed') expect(row.runAt.getTime()).toBe(outcome.runAt.getTime());
   }
 }
