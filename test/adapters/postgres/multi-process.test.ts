@@ -256,11 +256,15 @@ describePostgres('worker processes on one database', (url) => {
   }, 90_000);
 
   it('a worker killed with SIGKILL mid-job: its jobs are rescued after their lease and completed by another process', async () => {
-    const LEASE_MS = 1_500;
+    // Long enough that a heartbeat (every LEASE_MS / 3) delayed by a loaded machine does not
+    // let the live victim's lease lapse before the kill.
+    const LEASE_MS = 3_000;
     const HELD = 5;
     const TOTAL = 8;
     const { schema, store, startWorker, ready, countByState, enqueue } = await setUp('jv_multi_crash');
-    const victim = startWorker({ workerId: 'victim', concurrency: HELD, leaseMs: LEASE_MS, handler: 'hang' });
+    // No prefetch: the victim holds exactly its HELD running jobs, however fast it measured
+    // its starts.
+    const victim = startWorker({ workerId: 'victim', concurrency: HELD, leaseMs: LEASE_MS, handler: 'hang', maxPrefetch: 0 });
     await ready(victim);
     const ids = (await enqueue(Array.from({ length: TOTAL }, (_, n) => n))).map((r) => r.job.id);
     await until(() => expect(executionsOf([victim])).toHaveLength(HELD), [victim], 10_000);
