@@ -27,12 +27,14 @@ export {
   InvalidPayloadError,
   InvalidResultError,
   JobDeadlineExceeded,
+  JobExpired,
   JobNotFoundError,
   JobvisorError,
   PermanentJobError,
   SkipJobError,
+  SnoozeJobError,
   UnknownQueueError,
 } from './errors.js';
 export { FINAL_JOB_STATES, JOB_STATES, systemClock } from './types.js';
-export type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, Logger } from './types.js';
+export type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobProgress, JobRecord, JobState, Logger } from './types.js';
 export type * from './adapters/store.js';

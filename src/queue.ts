@@ -23,10 +23,14 @@ export interface Job<P = unknown> {
   /** This attempt's number, from 1. */
   attempt: number;
   maxAttempts: number;
-  /** Aborts on deadline, cancel, shutdown after the grace period, and a lost lease. */
+  /** Aborts on deadline, expiry, cancel, shutdown after the grace period, and a lost lease. */
   signal: AbortSignal;
   /** The row as claimed. */
   record: ClaimedJob<P>;
+  /** Reports progress, 0 to 100, with an optional message (cut at 1,000 characters). Stored
+   *  on the row, at most once a second per job, the last report winning; the last one is
+   *  written with the outcome at the latest. Throws InvalidOptionError outside 0..100. */
+  progress: (percent: number, message?: string) => void;
 }
 
 export type Handler<P = any, R = any> = (job: Job<P>) => Promise<R> | R;
@@ -76,6 +80,9 @@ export interface EnqueueOptions {
   /** Jobs of this queue sharing this key run at most `perKeyConcurrency` at once, across
    *  every worker (e.g. a customer id). */
   concurrencyKey?: string;
+  /** The deadline across all attempts (schedule-to-close): at it the job is dead, whatever
+   *  attempts remain; a running attempt is aborted. Default none. */
+  expiresAt?: Date;
   /** The caller's SQL client inside an open transaction: the job exists only if it commits. */
   client?: SqlClient;
 }
@@ -164,6 +171,12 @@ export function buildEnqueueJob(
   if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
   if (options.uniqueKey !== undefined) assertStorableString('uniqueKey', options.uniqueKey);
   if (options.concurrencyKey !== undefined) assertStorableString('concurrencyKey', options.concurrencyKey);
+  if (options.expiresAt !== undefined) {
+    assertValidDate('expiresAt', options.expiresAt);
+    if (options.runAt !== undefined && options.expiresAt <= options.runAt) {
+      throw new InvalidOptionError('expiresAt', `must be after runAt (${options.runAt.toISOString()}), got ${options.expiresAt.toISOString()}`);
+    }
+  }
   return {
     queue,
     kind,
@@ -173,6 +186,7 @@ export function buildEnqueueJob(
     maxAttempts: options.maxAttempts ?? settings.maxAttempts,
     uniqueKey: options.uniqueKey ?? null,
     concurrencyKey: options.concurrencyKey ?? null,
+    ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
   };
 }
 

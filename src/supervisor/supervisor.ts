@@ -20,10 +20,13 @@ import { assertName, assertPositiveInt, assertStorableString, assertTimerMs, MAX
 import { createDeadJobAlerter, type DeadJobSink } from './alerts.js';
 import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
+import { HandlerJob, type ProgressSink } from './handler-job.js';
+import { ProgressWriter } from './progress-writer.js';
 import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { Slots } from './slots.js';
 import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
+import { startTimer } from './timer.js';
 
 /** A clock for the supervisor: `now()` for the store and the machines' timers. XState's
  *  `SimulatedClock` fits, and then every timer (heartbeat, deadline, poll, reaper, grace)
@@ -70,6 +73,9 @@ export interface SupervisorOptions {
   onDead?: DeadJobSink;
   /** The same dedupe key alerts at most once per window. Default 3,600,000 ms (one hour). */
   alertThrottleMs?: number;
+  /** A job's progress reports are written at most once per this many ms, the last winning.
+   *  Default 1,000 ms. */
+  progressIntervalMs?: number;
   /** XState's `inspect` observer, given to the supervisor and every job actor
    *  (e.g. `@statelyai/inspect`). Default none. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -100,8 +106,10 @@ export interface Supervisor {
   /** Stops claiming, lets running jobs finish within the grace period, then aborts them and
    *  releases their rows for retry. Idempotent: every call returns the same promise. */
   stop(options?: StopOptions): Promise<void>;
-  /** Cancels a job: a running one held here is aborted and ends `cancelled`; otherwise the
-   *  store cancels it if it is pending. Resolves whether the job was (or is being) cancelled. */
+  /** Cancels a job: one held here is aborted and ends `cancelled`; a pending or retrying one
+   *  is cancelled by the store; one running in another process gets a cancel request, which
+   *  its supervisor hears (notification, else its next lease renewal) and acts on. Resolves
+   *  whether the job was cancelled or a cancel is under way. */
   cancel(jobId: string): Promise<boolean>;
   /** Runs the reaper once; resolves with how many jobs it rescued. */
   reap(): Promise<number>;
@@ -116,10 +124,18 @@ const DEFAULTS = {
   prefetchWindowMs: 50,
   maxPrefetch: 500,
   alertThrottleMs: 3_600_000,
+  progressIntervalMs: 1_000,
   graceMs: 30_000,
 };
 
 type JobActor = Actor<typeof jobMachine>;
+
+/** What every job actor of a queue shares. */
+interface QueueRuntime {
+  queue: Queue;
+  ports: JobPorts;
+  policy: JobPolicy;
+}
 
 /** A job actor of this supervisor, from claim until its actor is final. */
 interface JobEntry {
@@ -131,6 +147,8 @@ interface JobEntry {
   phase: 'held' | 'running' | 'done';
   /** Ends the job's task in its gate's limiter. */
   leaveGate?: () => void;
+  /** Stops the timer that ends the job at its `expiresAt`. */
+  cancelExpiry?: () => void;
 }
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
@@ -193,6 +211,7 @@ function resolveOptions(options: SupervisorOptions) {
     errorBackoffMs: timer('errorBackoffMs'),
     maxErrorBackoffMs: timer('maxErrorBackoffMs'),
     writeRetryMs: timer('writeRetryMs'),
+    progressIntervalMs: timer('progressIntervalMs'),
     prefetch: { windowMs: nonNegative('prefetchWindowMs'), max: nonNegative('maxPrefetch') },
     alertThrottleMs,
   };
@@ -220,7 +239,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly waiting = new Map<string, JobEntry[]>();
   private readonly writeOutcome: (outcome: JobOutcome) => Promise<boolean>;
   private readonly renewers = new Map<number, (lease: Lease) => Promise<LeaseRenewal>>();
-  private readonly runtimes = new Map<string, { queue: Queue; ports: JobPorts; policy: JobPolicy }>();
+  private readonly runtimes = new Map<string, QueueRuntime>();
+  private readonly progress: ProgressWriter;
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
   private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
   private claimsInFlight = 0;
@@ -246,7 +266,13 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.slots = new Slots(options.queues as Queue[], settings.concurrency, settings.gates, settings.prefetch, this.clock);
     for (const q of options.queues) this.waiting.set(q.name, []);
     this.counters = createCountersStore(options.queues.map((q) => q.name));
-    this.writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.store.setStatesIfRunning({ outcomes }));
+    const writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.store.setStatesIfRunning({ outcomes }));
+    this.progress = new ProgressWriter(this.store, this.clock, settings.progressIntervalMs, this.logger);
+    // The attempt's last progress report, if the throttle still holds it, goes with its outcome.
+    this.writeOutcome = (outcome) => {
+      const progress = this.progress.pending(outcome.id);
+      return writeOutcome(progress ? { ...outcome, lastProgress: progress } : outcome);
+    };
     this.alertDead = createDeadJobAlerter({
       sink: options.onDead,
       throttleMs: settings.alertThrottleMs,
@@ -274,7 +300,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.started = true;
     if (this.store.capabilities.notifications) {
       try {
-        this.unsubscribe = await this.store.subscribe(() => this.actor.send({ type: 'supervisor.wake' }));
+        this.unsubscribe = await this.store.subscribe(
+          () => this.actor.send({ type: 'supervisor.wake' }),
+          (jobId) => this.cancelHeld(jobId),
+        );
       } catch (error) {
         this.logger.warn({ err: error }, 'cannot subscribe to store notifications; polling only');
       }
@@ -311,13 +340,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   async cancel(jobId: string): Promise<boolean> {
-    const held = this.jobs.get(jobId);
-    if (held) {
-      held.actor.send({ type: 'job.cancel' });
-      return true;
-    }
+    if (this.cancelHeld(jobId)) return true;
     const answer = await this.store.cancelJob({ id: jobId });
-    return answer?.cancelled ?? false;
+    if (!answer) return false;
+    return answer.cancelled || answer.job.state === 'running';
   }
 
   async reap(): Promise<number> {
@@ -326,7 +352,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.counters.trigger.rescued({ queue: job.queue, count: 1 });
       if (job.state === 'dead') this.alertDead(job, job.error);
     }
-    if (rescued.length > 0) this.logger.warn({ count: rescued.length }, 'reaper rescued jobs whose lease expired');
+    if (rescued.length > 0) this.logger.warn({ count: rescued.length }, 'reaper rescued jobs whose lease expired or ended jobs past their expiresAt');
     return rescued.length;
   }
 
@@ -399,6 +425,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   stopped(): void {
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = undefined;
+    this.progress.close();
     const done = () => {
       this.logger.info({ workerId: this.workerId }, 'supervisor stopped');
       this.drained();
@@ -445,6 +472,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
 
   // ── job actors ──────────────────────────────────────────────────────────────────────────
 
+  /** A cancel for a job held here, before its handler is over: its actor aborts it. */
+  private cancelHeld(jobId: string): boolean {
+    const entry = this.jobs.get(jobId);
+    if (!entry || entry.phase === 'done') return false;
+    entry.actor.send({ type: 'job.cancel' });
+    return true;
+  }
+
   private spawn(job: ClaimedJob, leaseValidUntil: number): void {
     const run = this.queueRuntime(job.queue);
     const queue = run.queue;
@@ -486,6 +521,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       },
     });
     entry.actor.start();
+    if (job.expiresAt !== null && entry.phase !== 'done') {
+      entry.cancelExpiry = startTimer(this.clock, job.expiresAt.getTime(), () => entry.actor.send({ type: 'job.expire' }));
+    }
   }
 
   /** Starts held jobs while their queue, the global limit and their gate allow, taking
@@ -525,13 +563,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   /** The ports and policy every job actor of a queue shares, made once. */
-  private queueRuntime(name: string): { queue: Queue; ports: JobPorts; policy: JobPolicy } {
+  private queueRuntime(name: string): QueueRuntime {
     let run = this.runtimes.get(name);
     if (run) return run;
     const queue = this.queues.get(name);
     if (!queue) throw new Error(`store returned a job of queue "${name}", which was not asked for`);
     const s = queue.settings;
     const renew = this.renewerFor(s.leaseMs);
+    const handlers = queue.handlers;
     run = {
       queue,
       policy: {
@@ -541,21 +580,17 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         writeRetryMs: this.settings.writeRetryMs,
       },
       ports: {
-        runHandler: (claimed, abort) =>
-          queue.handlers[claimed.kind]!({
-            id: claimed.id,
-            queue: claimed.queue,
-            kind: claimed.kind,
-            payload: claimed.payload,
-            attempt: claimed.attempt,
-            maxAttempts: claimed.maxAttempts,
-            get signal() {
-              return abort.signal;
-            },
-            record: claimed,
-          }),
+        runHandler: (claimed, abort) => {
+          const handler = handlers[claimed.kind]!;
+          return handler(new HandlerJob(claimed, abort, this.reportProgress));
+        },
         writeOutcome: this.writeOutcome,
-        renewLease: (lease) => renew(lease).then((answer) => answer !== 'lost'),
+        // A renewal may report a cancel requested from elsewhere (a lost notification).
+        renewLease: (lease) =>
+          renew(lease).then((answer) => {
+            if (answer === 'cancel') this.cancelHeld(lease.id);
+            return answer !== 'lost';
+          }),
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
           if (entry?.job === claimed) this.freeSlot(entry);
@@ -593,6 +628,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const snapshot = entry.actor.getSnapshot();
     const state = (snapshot.status === 'done' ? snapshot.value : 'lost') as JobActorFinalState;
     const context = snapshot.context as JobMachineContext;
+    entry.cancelExpiry?.();
+    this.progress.forget(entry.job.id);
     this.tally(entry.queue.name, state);
     if (state === 'dead') {
       this.alertDead({ ...entry.job, state: 'dead', error: context.error, leaseToken: null, leaseExpiresAt: null }, context.error);
@@ -630,6 +667,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     states[state] = (states[state] ?? 0) + 1;
     this.finishedTally.set(queue, states);
   }
+
+  /** A handler's `job.progress(…)`: written while its attempt runs here, dropped after. */
+  private readonly reportProgress: ProgressSink = (lease, percent, message) => {
+    const entry = this.jobs.get(lease.id);
+    if (entry?.phase === 'running' && entry.job.leaseToken === lease.leaseToken) this.progress.report(lease, percent, message);
+  };
 
   private renewerFor(leaseMs: number): (lease: Lease) => Promise<LeaseRenewal> {
     let renew = this.renewers.get(leaseMs);

@@ -1,0 +1,41 @@
+import type { Lease } from '../adapters/store.js';
+import type { Job } from '../queue.js';
+import type { ClaimedJob } from '../types.js';
+
+/** Where a handler's `job.progress(…)` goes: the supervisor's throttled writer. */
+export type ProgressSink = (lease: Lease, percent: number, message: string | undefined) => void;
+
+/** The `Job` a handler receives: a class, so that one attempt costs one allocation and its
+ *  methods are shared. The signal is made only when the handler reads it. */
+export class HandlerJob<P = unknown> implements Job<P> {
+  readonly id: string;
+  readonly queue: string;
+  readonly kind: string;
+  readonly payload: P;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly record: ClaimedJob<P>;
+  readonly #abort: { readonly signal: AbortSignal };
+  readonly #progress: ProgressSink;
+
+  constructor(record: ClaimedJob<P>, abort: { readonly signal: AbortSignal }, progress: ProgressSink) {
+    this.id = record.id;
+    this.queue = record.queue;
+    this.kind = record.kind;
+    this.payload = record.payload;
+    this.attempt = record.attempt;
+    this.maxAttempts = record.maxAttempts;
+    this.record = record;
+    this.#abort = abort;
+    this.#progress = progress;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** A getter, so that `({ progress }) => …` works; the function is made only when asked for. */
+  get progress(): (percent: number, message?: string) => void {
+    return (percent, message) => this.#progress(this.record, percent, message);
+  }
+}

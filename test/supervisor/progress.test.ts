@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import type { ProgressUpdate } from '../../src/adapters/store.js';
+import type { Job } from '../../src/index.js';
+import { advance, deferred, settle } from '../support/sim.js';
+import { supervisorHarness } from './harness.js';
+
+const { setup } = supervisorHarness();
+
+describe('supervisor: progress', () => {
+  it('writes the first report at once, then at most one a second per job, the last winning', async () => {
+    const step = deferred<void>();
+    let report!: Job['progress'];
+    const { clock, store, queue, supervisor } = setup({
+      handlers: { j: async ({ progress }: Job) => { report = progress; await step.promise; return 'done'; } },
+    });
+    const writes: ProgressUpdate[][] = [];
+    const setProgress = store.setProgressIfRunning.bind(store);
+    store.setProgressIfRunning = (params) => {
+      writes.push([...params.updates]);
+      return setProgress(params);
+    };
+    const { job } = await queue.enqueue(store, 'j', {});
+    const drained = supervisor.drain();
+    await settle();
+    const t0 = clock.now();
+    report(10, 'fetching');
+    await settle();
+    expect((await store.getJob({ id: job.id }))?.progress).toEqual({ percent: 10, message: 'fetching', at: new Date(t0) });
+    report(20);
+    report(30, 'parsing');
+    await advance(clock, 999, 333);
+    expect(writes).toHaveLength(1);
+    await advance(clock, 1);
+    expect(writes.map((w) => w.map((u) => [u.percent, u.message]))).toEqual([[[10, 'fetching']], [[30, 'parsing']]]);
+    expect((await store.getJob({ id: job.id }))?.progress).toEqual({ percent: 30, message: 'parsing', at: new Date(t0 + 1_000) });
+    // Nothing waits: the next report after the window is written at once.
+    await advance(clock, 5_000);
+    report(50);
+    await settle();
+    expect(writes).toHaveLength(3);
+    // The last report, held by the throttle when the handler returns, goes with the outcome.
+    report(100, 'done');
+    step.resolve();
+    await drained;
+    expect(writes).toHaveLength(3);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', progress: { percent: 100, message: 'done' } });
+  });
+
+  it('sends the reports of many jobs in one store call', async () => {
+    const go = deferred<void>();
+    const { store, queue, supervisor } = setup({
+      concurrency: 5,
+      handlers: { j: async (job: Job) => { await go.promise; job.progress(50); await go.promise; } },
+    });
+    const calls: number[] = [];
+    const setProgress = store.setProgressIfRunning.bind(store);
+    store.setProgressIfRunning = (params) => {
+      calls.push(params.updates.length);
+      return setProgress(params);
+    };
+    await queue.enqueueMany(store, Array.from({ length: 5 }, () => ({ kind: 'j' as const, payload: {} })));
+    const drained = supervisor.drain();
+    await settle();
+    go.resolve();
+    await drained;
+    expect(calls).toEqual([5]);
+    expect((await store.listJobs({})).map((j) => j.progress?.percent)).toEqual([50, 50, 50, 50, 50]);
+  });
+
+  it('refuses a percent outside 0..100, and cuts a long message', async () => {
+    const errors: unknown[] = [];
+    const { store, queue, supervisor } = setup({
+      handlers: {
+        j: (job: Job) => {
+          for (const bad of [-1, 101, Number.NaN]) {
+            try { job.progress(bad); } catch (error) { errors.push(error); }
+          }
+          job.progress(1, 'x'.repeat(5_000));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'j', {});
+    await supervisor.drain();
+    expect(errors.map((e) => (e as { code: string }).code)).toEqual(['invalid_option', 'invalid_option', 'invalid_option']);
+    expect((await store.getJob({ id: job.id }))?.progress?.message).toHaveLength(1_000);
+  });
+
+  it('ignores reports made after the handler ended', async () => {
+    let late!: Job;
+    const { store, queue, supervisor } = setup({ handlers: { j: (job: Job) => { late = job; return 'ok'; } } });
+    const { job } = await queue.enqueue(store, 'j', {});
+    await supervisor.drain();
+    late.progress(77);
+    await settle();
+    expect((await store.getJob({ id: job.id }))?.progress).toBeNull();
+  });
+});
