@@ -176,22 +176,21 @@ export async function checkChaos(pool: pg.Pool, facts: ChaosFacts): Promise<Chao
     ['workers alive at the end: actors ended lost', sum((line) => line.counters?.lost ?? 0)],
     ['database: down for ms after its crash', Math.round(facts.crash.restartedAt - facts.crash.at)],
     ['database: ms from its restart to the next job finished', Math.round(facts.crash.resumedAt - facts.crash.restartedAt)],
+    ['database: ms from its restart to the slowest surviving worker\'s next execution', slowestResume(executions, facts)],
     ['overlapping executions of one job (zombie excluded; see RELIABILITY.md)', overlaps(executions, facts)],
   ];
   return { counts, failures };
 }
 
 /** Pairs of executions of one job whose runs overlapped in time, leaving out the zombie's
- *  (overlap is what a pause past the lease means) and runs whose end is unknown. A run cut
- *  by SIGKILL ended when its process was killed. */
+ *  (overlap is what a pause past the lease means) and runs cut short, whose end is unknown
+ *  (killed, or their end not recorded while the database was down). */
 function overlaps(executions: readonly ExecutionRow[], facts: ChaosFacts): number {
-  const killedAt = new Map(facts.kills.map((k) => [k.worker, k.at]));
   let found = 0;
   for (const runs of groupBy(executions, (x) => x.job_id).values()) {
     const known = runs
-      .filter((x) => x.worker !== facts.zombie.worker)
-      .map((x) => ({ start: x.started_ms, end: x.ended_ms ?? killedAt.get(x.worker) }))
-      .filter((x): x is { start: number; end: number } => x.end !== undefined)
+      .filter((x) => x.worker !== facts.zombie.worker && x.ended_ms !== null)
+      .map((x) => ({ start: x.started_ms, end: x.ended_ms! }))
       .sort((a, b) => a.start - b.start);
     let latestEnd = -Infinity;
     for (const run of known) {
@@ -200,6 +199,18 @@ function overlaps(executions: readonly ExecutionRow[], facts: ChaosFacts): numbe
     }
   }
   return found;
+}
+
+/** Of the workers that ran jobs before the crash and after the restart, the longest wait from
+ *  the restart to one's first execution after it: how long a supervisor took to resume alone. */
+function slowestResume(executions: readonly ExecutionRow[], facts: ChaosFacts): number {
+  let slowest = 0;
+  for (const runs of groupBy(executions, (x) => x.worker).values()) {
+    if (!runs.some((x) => x.started_ms < facts.crash.at)) continue;
+    const after = runs.filter((x) => x.started_ms >= facts.crash.restartedAt).map((x) => x.started_ms);
+    if (after.length > 0) slowest = Math.max(slowest, Math.min(...after) - facts.crash.restartedAt);
+  }
+  return Math.round(slowest);
 }
 
 function count(values: readonly string[]): Map<string, number> {

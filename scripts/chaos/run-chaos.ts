@@ -101,9 +101,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (!w) return undefined;
       w.signal('SIGSTOP');
       const at = Date.now();
-      // Frozen now: what it had started and not finished stays so until it resumes.
-      const running = await sql<{ id: string }>(`select id::text from "${SCHEMA}".executions where worker = $1 and ended_ms is null`, [w.id]);
-      if (running.length > 0) return { candidate: w, pausedAt: at, inflight: running.map((row) => row.id) };
+      // Frozen now, but what it sent just before stopping (a handler's end) may still land:
+      // read what it has open until two reads agree.
+      const open = async () =>
+        (await sql<{ id: string }>(`select id::text from "${SCHEMA}".executions where worker = $1 and ended_ms is null order by id`, [w.id]))
+          .map((row) => row.id)
+          .join(',');
+      let last = await open();
+      const settled = async () => {
+        const now = await open();
+        const same = now === last;
+        last = now;
+        return same;
+      };
+      await until("the paused worker's last writes", settled, { timeoutMs: 10_000, intervalMs: 50 });
+      if (last !== '') return { candidate: w, pausedAt: at, inflight: last.split(',') };
       w.signal('SIGCONT'); // its handlers all ended just before the pause: try again
       return undefined;
     });
