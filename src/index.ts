@@ -35,6 +35,9 @@ export {
   SnoozeJobError,
   UnknownQueueError,
 } from './errors.js';
+export { prometheusMetrics } from './telemetry/prometheus.js';
+export type { PrometheusMetricsOptions } from './telemetry/prometheus.js';
+export type { Histogram, HistogramSnapshot, QueueMetrics, SupervisorMetrics } from './telemetry/metrics.js';
 export { FINAL_JOB_STATES, JOB_STATES, systemClock } from './types.js';
 export type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobProgress, JobRecord, JobState, Logger } from './types.js';
 export type * from './adapters/store.js';

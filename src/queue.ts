@@ -1,6 +1,7 @@
 import type { EnqueueJob, EnqueueResult, JobStore, RateLimit, SqlClient } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
 import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
+import { traceEnqueue } from './telemetry/tracing.js';
 import type { ClaimedJob, JobRecord } from './types.js';
 import {
   assertInteger,
@@ -140,14 +141,16 @@ export function defineQueue<H extends HandlerMap>(name: string, options: QueueOp
     alertKey: (job) => options.alertKey?.(job as JobRecord<any>),
     async enqueue(store, kind, payload, opts = {}) {
       const { client, ...rest } = opts;
-      const [result] = await store.enqueueJobs({ jobs: [toJob(kind, payload, rest)], ...(client ? { client } : {}) });
+      const [result] = await traceEnqueue(name, [toJob(kind, payload, rest)], (traced) =>
+        store.enqueueJobs({ jobs: traced, ...(client ? { client } : {}) }),
+      );
       if (!result) throw new Error('store answered no result for an enqueue');
       return result;
     },
     async enqueueMany(store, jobs, opts = {}) {
       const rows = jobs.map(({ kind, payload, ...rest }) => toJob(kind, payload, rest));
       if (rows.length === 0) return [];
-      return store.enqueueJobs({ jobs: rows, ...(opts.client ? { client: opts.client } : {}) });
+      return traceEnqueue(name, rows, (traced) => store.enqueueJobs({ jobs: traced, ...(opts.client ? { client: opts.client } : {}) }));
     },
   };
 }

@@ -14,6 +14,8 @@ import {
 } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
+import { type QueueMetrics, SupervisorMetrics } from '../telemetry/metrics.js';
+import { activeTracer, AttemptSpan } from '../telemetry/tracing.js';
 import type { ClaimedJob, Clock, JobRecord, Logger } from '../types.js';
 import { systemClock } from '../types.js';
 import { assertName, assertPositiveInt, assertStorableString, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
@@ -94,6 +96,8 @@ export interface Supervisor {
   readonly workerId: string;
   /** Live counters by queue; `supervisor.counters.getSnapshot().context`, or subscribe. */
   readonly counters: CountersStore;
+  /** Attempt durations and queue lag per queue, as histograms (see `prometheusMetrics`). */
+  readonly metrics: SupervisorMetrics;
   /** The supervisor's own actor, for inspection. */
   readonly actor: AnyActorRef;
   /** The inspector the `inspector` option started (its `url`), once start() resolved. */
@@ -135,6 +139,7 @@ interface QueueRuntime {
   queue: Queue;
   ports: JobPorts;
   policy: JobPolicy;
+  metrics: QueueMetrics;
 }
 
 /** A job actor of this supervisor, from claim until its actor is final. */
@@ -147,8 +152,12 @@ interface JobEntry {
   phase: 'held' | 'running' | 'done';
   /** Ends the job's task in its gate's limiter. */
   leaveGate?: () => void;
+  /** When its handler started, by the supervisor's clock. */
+  startedAt?: number;
   /** Stops the timer that ends the job at its `expiresAt`. */
   cancelExpiry?: () => void;
+  /** Its attempt's span, when tracing is on. */
+  span?: AttemptSpan;
 }
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
@@ -225,6 +234,7 @@ function defaultLogger(): Logger {
 class SupervisorImpl implements Supervisor, SupervisorRuntime {
   readonly workerId: string;
   readonly counters: CountersStore;
+  readonly metrics: SupervisorMetrics;
   readonly actor;
   inspector: Inspector | undefined;
   private readonly store: JobStore;
@@ -241,6 +251,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly renewers = new Map<number, (lease: Lease) => Promise<LeaseRenewal>>();
   private readonly runtimes = new Map<string, QueueRuntime>();
   private readonly progress: ProgressWriter;
+  /** The installed OpenTelemetry SDK's tracer, looked up once; undefined: no spans at all. */
+  private readonly tracer = activeTracer();
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
   private readonly finishedTally = new Map<string, Partial<Record<JobActorFinalState, number>>>();
   private claimsInFlight = 0;
@@ -266,6 +278,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.slots = new Slots(options.queues as Queue[], settings.concurrency, settings.gates, settings.prefetch, this.clock);
     for (const q of options.queues) this.waiting.set(q.name, []);
     this.counters = createCountersStore(options.queues.map((q) => q.name));
+    this.metrics = new SupervisorMetrics(options.queues.map((q) => q.name));
     const writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.store.setStatesIfRunning({ outcomes }));
     this.progress = new ProgressWriter(this.store, this.clock, settings.progressIntervalMs, this.logger);
     // The attempt's last progress report, if the throttle still holds it, goes with its outcome.
@@ -483,6 +496,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private spawn(job: ClaimedJob, leaseValidUntil: number): void {
     const run = this.queueRuntime(job.queue);
     const queue = run.queue;
+    // The claim set updatedAt: the store's clock on both sides.
+    run.metrics.lagSeconds.observe(Math.max(0, job.updatedAt.getTime() - job.runAt.getTime()) / 1000);
     const startNow = queue.settings.gate === undefined && this.slots.canStart(queue);
     const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
     // An attempt of ours may still be alive (its write on the way, or its handler running)
@@ -573,6 +588,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const handlers = queue.handlers;
     run = {
       queue,
+      metrics: this.metrics.queue(name)!,
       policy: {
         leaseMs: s.leaseMs,
         heartbeatMs: s.heartbeatMs,
@@ -582,7 +598,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       ports: {
         runHandler: (claimed, abort) => {
           const handler = handlers[claimed.kind]!;
-          return handler(new HandlerJob(claimed, abort, this.reportProgress));
+          const job = new HandlerJob(claimed, abort, this.reportProgress);
+          const entry = this.jobs.get(claimed.id)!;
+          entry.startedAt = this.clock.now();
+          if (!this.tracer) return handler(job);
+          entry.span = new AttemptSpan(this.tracer, claimed);
+          return entry.span.run(() => handler(job));
         },
         writeOutcome: this.writeOutcome,
         // A renewal may report a cancel requested from elsewhere (a lost notification).
@@ -608,6 +629,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private freeSlot(entry: JobEntry): void {
     if (entry.phase === 'done') return;
     if (entry.phase === 'running') {
+      if (entry.startedAt !== undefined) {
+        this.runtimes.get(entry.queue.name)!.metrics.attemptSeconds.observe((this.clock.now() - entry.startedAt) / 1000);
+      }
       this.slots.release(entry.queue);
       entry.leaveGate?.();
     } else {
@@ -629,6 +653,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const state = (snapshot.status === 'done' ? snapshot.value : 'lost') as JobActorFinalState;
     const context = snapshot.context as JobMachineContext;
     entry.cancelExpiry?.();
+    entry.span?.end(state, context.error);
     this.progress.forget(entry.job.id);
     this.tally(entry.queue.name, state);
     if (state === 'dead') {
