@@ -1,5 +1,5 @@
 /** Plain-text rendering shared by the commands: aligned tables, times, errors, history. */
-import type { JobErrorInfo, JobEvent, JobRecord } from '../types.js';
+import type { JobErrorInfo, JobEvent, JobProgress, JobRecord } from '../types.js';
 import { type Paint, STATE_STYLE } from './terminal.js';
 
 export interface Column {
@@ -41,11 +41,14 @@ export function stateStyle(state: string): Parameters<Paint>[0] {
 }
 
 export function jobsTable(jobs: readonly JobRecord[], paint: Paint): string[] {
+  // A progress column only for a page where some job reported progress.
+  const withProgress = jobs.some((j) => j.progress !== null);
   const columns: Column[] = [
     { header: 'ID', align: 'right' },
     { header: 'QUEUE' },
     { header: 'KIND' },
     { header: 'STATE' },
+    ...(withProgress ? [{ header: 'PROGRESS' }] : []),
     { header: 'ATTEMPT', align: 'right' },
     { header: 'UPDATED' },
     { header: 'ERROR' },
@@ -55,11 +58,18 @@ export function jobsTable(jobs: readonly JobRecord[], paint: Paint): string[] {
     j.queue,
     j.kind,
     j.state,
+    ...(withProgress ? [j.progress ? truncate(progressText(j.progress), 30) : ''] : []),
     `${j.attempt}/${j.maxAttempts}`,
     time(j.updatedAt),
     j.error ? truncate(errorText(j.error), 60) : '',
   ]);
   return table(columns, rows, (row, column) => (column === 3 ? stateStyle(rows[row]![3]!) : undefined), paint);
+}
+
+/** `40% parsing pages`. */
+export function progressText(progress: JobProgress): string {
+  const percent = `${Math.round(progress.percent * 10) / 10}%`;
+  return progress.message ? `${percent} ${progress.message.replace(/\s*\n\s*/g, ' ')}` : percent;
 }
 
 /** `pending → running → retrying → running → completed`, from the stored history. */

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { JobNotFoundError } from '../../errors.js';
 import type { JobEvent, JobRecord } from '../../types.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
-import { errorText, stateStyle, table, time } from '../format.js';
+import { errorText, progressText, stateStyle, table, time } from '../format.js';
 import { print, printJson } from '../output.js';
 import { parseJobId } from '../parse.js';
 import { painter } from '../terminal.js';
@@ -42,6 +42,9 @@ function describeJob(job: JobRecord, events: readonly JobEvent[]): string[] {
     `  worker       ${job.workerId ?? '-'}`,
     `  payload      ${json(job.payload)}`,
   ];
+  if (job.expiresAt) lines.push(`  expires at   ${time(job.expiresAt)}`);
+  if (job.cancelRequestedAt) lines.push(`  cancel asked ${time(job.cancelRequestedAt)}`);
+  if (job.progress) lines.push(`  progress     ${progressText(job.progress)}  (${time(job.progress.at)})`);
   if (job.result !== null) lines.push(`  result       ${json(job.result)}`);
   if (job.error) lines.push(`  error        ${errorText(job.error)}`);
   lines.push('', 'history');
