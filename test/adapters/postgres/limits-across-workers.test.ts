@@ -128,17 +128,31 @@ describePostgres('concurrency keys and rate limits across workers', (url) => {
     expect(starts.length).toBeGreaterThanOrEqual(rateLimit.max * 5);
   });
 
-  it('counts a key\'s running jobs through jobs_running_key_idx, not a scan', async () => {
-    await enqueue(
-      Array.from({ length: 5_000 }, (_, i) => ({ queue: `plan${i % 5}`, kind: 'k', payload: {}, maxAttempts: 1, concurrencyKey: `c${i % 50}` })),
-    );
-    await pools[0]!.query(`analyze "${schema}".jobs`);
+  it('plans the claim with no scan, and under jit_above_cost as a generic plan with 20,000 pending', async () => {
+    for (let i = 0; i < 20_000; i += 5_000) {
+      await enqueue(
+        Array.from({ length: 5_000 }, (_, n) => ({ queue: 'plan', kind: 'k', payload: {}, maxAttempts: 1, concurrencyKey: n % 10 ? null : `c${n % 50}` })),
+      );
+    }
+    await pools[0]!.query(`vacuum analyze "${schema}".jobs`);
     const claim = buildStatement(CLAIM_JOBS, sqlSchema(schema));
-    const input = JSON.stringify([{ queue: 'plan1', lim: 10, key_limit: 1, rate_max: null, rate_ms: null }]);
-    const { rows } = await pools[0]!.query(`explain (format json) ${claim.text}`, [null, input, 'w', 1_000]);
-    const plan = JSON.stringify(rows[0]['QUERY PLAN']);
-    expect(plan).toContain('jobs_claim_idx');
-    expect(plan).toContain('jobs_running_key_idx');
-    expect(plan).not.toContain('Seq Scan');
+    const input = JSON.stringify([{ queue: 'plan', lim: 10, key_limit: 1, rate_max: null, rate_ms: null }]);
+    // The plan a named statement settles on after five runs. Past jit_above_cost the server
+    // JIT-compiles every claim, tens of ms each: a per-row subquery in the scan's filter did.
+    const client = await pools[0]!.connect();
+    try {
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query(`prepare claim_plan (timestamptz, jsonb, text, float8) as ${claim.text}`);
+      const { rows } = await client.query(`explain (format json) execute claim_plan(null, '${input}', 'w', 1000)`);
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      expect(plan).toContain('jobs_claim_idx');
+      expect(plan).toContain('jobs_running_key_idx');
+      expect(plan).not.toContain('Seq Scan');
+      const jitAboveCost = Number((await client.query('show jit_above_cost')).rows[0].jit_above_cost);
+      expect(rows[0]['QUERY PLAN'][0].Plan['Total Cost']).toBeLessThan(jitAboveCost);
+    } finally {
+      await client.query('deallocate all; reset plan_cache_mode');
+      client.release();
+    }
   });
 });

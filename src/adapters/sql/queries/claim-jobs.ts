@@ -23,11 +23,15 @@ import { defineStatement, NOW } from '../statement.js';
  *   after any crash), and the worker's fenced writes find no lease and apply nothing. Waiting
  *   for the flush would put a disk sync (about 1 ms here) inside every free slot's turn.
  *   Enqueues and outcomes keep the server's setting: they must survive a crash.
- * - Concurrency keys: the scan passes over keys already at their limit as this statement's
- *   snapshot sees them (cheap, through jobs_running_key_idx); then claim_key_slots (migration
- *   0004) locks each candidate key and counts its running jobs afresh, and at most that many
- *   candidates of the key are taken (`key_rank`). A key another claim is taking right now
- *   gives 0: skipped this round, never waited for, so claims cannot deadlock on keys.
+ * - Concurrency keys: the scan passes over the keys already at their limit as this
+ *   statement's snapshot sees them (`full_keys`, read once per queue from
+ *   jobs_running_key_idx, which holds running keyed jobs only); then claim_key_slots
+ *   (migration 0004) locks each candidate key and counts its running jobs afresh, and at most
+ *   that many candidates of the key are taken (`key_rank`). A key another claim is taking
+ *   right now gives 0: skipped this round, never waited for, so claims cannot deadlock.
+ *   `full_keys` is an array compared per row, not a subquery per row: a SubPlan in the
+ *   scan's filter lifts the generic plan's estimated cost past jit_above_cost, and the server
+ *   then JIT-compiles every claim (tens of ms each).
  * - Rate limits: claim_rate_allowance cuts a queue's limit to what its window has left, under
  *   a lock held to commit, and `starts` logs the claims in the same statement.
  * - Jobs without a key and queues without a rate limit call neither function: what they add
@@ -42,18 +46,21 @@ with async_commit as (
 input as materialized (
   select r.queue, r.key_limit, r.rate_max,
     case when r.rate_max is null then r.lim
-      else least(r.lim, ${s.quoted}.claim_rate_allowance(r.queue, r.rate_max, r.rate_ms, ${NOW})) end as lim
+      else least(r.lim, ${s.quoted}.claim_rate_allowance(r.queue, r.rate_max, r.rate_ms, ${NOW})) end as lim,
+    array(
+      select k.concurrency_key from ${s.quoted}.jobs k
+      where k.queue = r.queue and k.state = 'running' and k.concurrency_key is not null
+      group by k.concurrency_key having count(*) >= r.key_limit
+    ) as full_keys
   from jsonb_to_recordset($2::jsonb) as r(queue text, lim int, key_limit int, rate_max int, rate_ms float8)
 ),
 candidates as materialized (
   select j.*, i.key_limit
   from input i
   cross join lateral (
-    select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs c
+    select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs
     where queue = i.queue and state in ('pending', 'retrying') and run_at <= ${NOW}
-      and (concurrency_key is null or i.key_limit > (
-        select count(*) from ${s.quoted}.jobs r
-        where r.queue = i.queue and r.concurrency_key = c.concurrency_key and r.state = 'running'))
+      and (concurrency_key is null or concurrency_key <> all(i.full_keys))
     order by priority desc, run_at, id
     limit i.lim
     for update skip locked
