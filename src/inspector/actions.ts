@@ -35,7 +35,9 @@ export async function runAction(
       return { message: `job ${id} is pending again`, job: jobDetail(answer.job) };
     }
     case 'cancel': {
-      // The supervisor can stop a job it runs; the store only one that no worker holds.
+      // A supervisor beside us aborts a job it runs at once; otherwise the store cancels a
+      // waiting job, or records the request for a running one, which its worker hears (by
+      // notification, or at its next lease renewal) and acts on.
       if (supervisor && (await supervisor.cancel(id))) {
         return { message: `job ${id} is being cancelled`, job: await read(store, id) };
       }
@@ -43,13 +45,13 @@ export async function runAction(
       if (!answer) throw notFound(id);
       if (answer.cancelled) return { message: `job ${id} is cancelled`, job: jobDetail(answer.job) };
       const { state, workerId } = answer.job;
-      throw new HttpError(
-        409,
-        state === 'running'
-          ? `job ${id} is running on worker ${workerId}: only the process that runs it can cancel it ` +
-              '(an inspector started with that supervisor)'
-          : `job ${id} is ${state}: only pending, retrying or running jobs can be cancelled`,
-      );
+      if (state === 'running') {
+        return {
+          message: `job ${id} is running on worker ${workerId}: it is asked to cancel, and ends cancelled once its worker aborts it`,
+          job: jobDetail(answer.job),
+        };
+      }
+      throw new HttpError(409, `job ${id} is ${state}: only pending, retrying or running jobs can be cancelled`);
     }
     case 'delete': {
       const answer = await store.deleteJob({ id });
