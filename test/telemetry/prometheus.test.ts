@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import { createSupervisor, defineQueue, prometheusMetrics, type Job } from '../../src/index.js';
+import { createSupervisor, defineQueue, prometheusMetrics } from '../../src/index.js';
 import { Histogram } from '../../src/telemetry/metrics.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
 
