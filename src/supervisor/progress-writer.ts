@@ -27,6 +27,7 @@ export class ProgressWriter {
   readonly #write: (update: ProgressUpdate) => Promise<boolean>;
   readonly #entries = new Map<string, Entry>();
   #cancelTimer: (() => void) | undefined;
+  #timerDue = Infinity;
 
   constructor(
     store: JobStore,
@@ -44,7 +45,7 @@ export class ProgressWriter {
     const entry = this.#entries.get(lease.id);
     if (entry && now - entry.lastWriteAt < this.intervalMs) {
       entry.waiting = report;
-      this.#schedule();
+      this.#schedule(entry.lastWriteAt + this.intervalMs);
       return;
     }
     this.#entries.set(lease.id, { lease, lastWriteAt: now, waiting: undefined });
@@ -71,34 +72,39 @@ export class ProgressWriter {
   }
 
   /** One timer for all jobs, set for the earliest waiting report. */
-  #schedule(): void {
-    if (this.#cancelTimer) return;
-    let due = Infinity;
-    for (const entry of this.#entries.values()) {
-      if (entry.waiting) due = Math.min(due, entry.lastWriteAt + this.intervalMs);
-    }
-    if (due === Infinity) return;
+  #schedule(due: number): void {
+    if (due >= this.#timerDue) return;
+    this.#cancelTimer?.();
+    this.#timerDue = due;
     this.#cancelTimer = startTimer(this.clock, due, () => {
       this.#cancelTimer = undefined;
-      this.#flushDue();
-      this.#schedule();
+      this.#timerDue = Infinity;
+      this.#schedule(this.#flushDue());
     });
   }
 
-  #flushDue(): void {
+  /** Writes each report whose window is over; answers when the next one's is. */
+  #flushDue(): number {
     const now = this.clock.now();
+    let next = Infinity;
     for (const entry of this.#entries.values()) {
-      if (!entry.waiting || now - entry.lastWriteAt < this.intervalMs) continue;
+      if (!entry.waiting) continue;
+      if (now - entry.lastWriteAt < this.intervalMs) {
+        next = Math.min(next, entry.lastWriteAt + this.intervalMs);
+        continue;
+      }
       this.#send(entry.lease, entry.waiting);
       entry.waiting = undefined;
       entry.lastWriteAt = now;
     }
+    return next;
   }
 
   /** Stops the timer; reports still waiting are dropped (their attempts are over). */
   close(): void {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
+    this.#timerDue = Infinity;
     this.#entries.clear();
   }
 }

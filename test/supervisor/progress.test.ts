@@ -95,3 +95,40 @@ describe('supervisor: progress', () => {
     expect((await store.getJob({ id: job.id }))?.progress).toBeNull();
   });
 });
+
+describe('supervisor: progress of several jobs', () => {
+  it('writes each job\'s held report when its own window ends, sooner or later than another job\'s', async () => {
+    const go = deferred<void>();
+    const reports: Job['progress'][] = [];
+    const { clock, store, queue, supervisor } = setup({
+      concurrency: 2,
+      handlers: { j: async ({ progress }: Job) => { reports.push(progress); await go.promise; } },
+    });
+    const written: Array<[number, number]> = [];
+    const setProgress = store.setProgressIfRunning.bind(store);
+    store.setProgressIfRunning = (params) => {
+      for (const u of params.updates) written.push([clock.now() - t0, u.percent]);
+      return setProgress(params);
+    };
+    await queue.enqueueMany(store, [{ kind: 'j', payload: {} }, { kind: 'j', payload: {} }]);
+    const drained = supervisor.drain();
+    await settle();
+    const t0 = clock.now();
+    const [a, b] = reports;
+    b!(10);
+    await settle();
+    await advance(clock, 500, 100);
+    a!(1);
+    await settle();
+    await advance(clock, 100, 100);
+    a!(2); // held until 1 500
+    await settle();
+    await advance(clock, 100, 100);
+    b!(20); // held until 1 000: sooner than the timer already set for a's
+    await settle();
+    await advance(clock, 1_000, 100);
+    expect(written).toEqual([[0, 10], [500, 1], [1_000, 20], [1_500, 2]]);
+    go.resolve();
+    await drained;
+  });
+});
