@@ -599,9 +599,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         runHandler: (claimed, abort) => {
           const handler = handlers[claimed.kind]!;
           const job = new HandlerJob(claimed, abort, this.reportProgress);
-          const entry = this.jobs.get(claimed.id)!;
-          entry.startedAt = this.clock.now();
-          if (!this.tracer) return handler(job);
+          const entry = this.jobs.get(claimed.id);
+          if (entry) entry.startedAt = this.clock.now();
+          if (!this.tracer || !entry) return handler(job);
           entry.span = new AttemptSpan(this.tracer, claimed);
           return entry.span.run(() => handler(job));
         },
