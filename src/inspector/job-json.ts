@@ -17,6 +17,9 @@ export interface JobSummary {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  expiresAt: Date | null;
+  cancelRequestedAt: Date | null;
+  progress: JobRecord['progress'];
   error: { code: string; message: string } | null;
 }
 

@@ -208,6 +208,20 @@ describe('reads', () => {
     expect(ids(await get(inspector, `/api/jobs?limit=1&before=${first.json.nextBefore}`))).toEqual([sent.id]);
   });
 
+  it('sends a running job’s progress in the running list and the job detail, never its lease token', async () => {
+    const store = memoryStore();
+    const [enqueued] = await store.enqueueJobs({ jobs: [{ queue: 'q', kind: 'k', payload: {}, maxAttempts: 1 }] });
+    const job = enqueued!.job;
+    const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'q', limit: 1 }] });
+    expect(await store.setProgressIfRunning({ updates: [{ id: job.id, leaseToken: claimed!.leaseToken, percent: 40, message: 'resizing' }] })).toEqual([true]);
+    const inspector = await start({ store });
+    const running = (await get(inspector, '/api/queues')).json.running;
+    expect(running).toEqual([expect.objectContaining({ id: job.id, progress: expect.objectContaining({ percent: 40, message: 'resizing' }) })]);
+    const detail = (await get(inspector, `/api/jobs/${job.id}`)).json.job;
+    expect(detail.progress).toMatchObject({ percent: 40, message: 'resizing' });
+    expect(detail).not.toHaveProperty('leaseToken');
+  });
+
   it('sums up each queue: counts, throughput from the history, running jobs', async () => {
     const { store } = await storeWithHistory();
     const inspector = await start({ store });

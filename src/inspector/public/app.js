@@ -57,6 +57,12 @@ function duration(ms) {
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
 
+/** What a handler last reported with job.progress(percent, message). */
+function progressText(progress) {
+  if (!progress) return '—';
+  return `${progress.percent}%${progress.message ? ` ${progress.message}` : ''}`;
+}
+
 function time(iso) {
   return iso ? el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, ago(iso)) : '';
 }
@@ -147,9 +153,10 @@ async function loadQueues() {
       el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
       el('td', {}, job.workerId || ''),
       el('td', {}, time(job.leaseExpiresAt)),
+      el('td', {}, progressText(job.progress)),
     ),
   );
-  $('#running tbody').replaceChildren(...(running.length ? running : [el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'nothing running'))]));
+  $('#running tbody').replaceChildren(...(running.length ? running : [el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'nothing running'))]));
   $('#running-note').textContent = view.runningMore ? `the newest ${view.running.length}` : '';
 
   const lastError = view.supervisor && view.supervisor.lastError;
@@ -219,6 +226,9 @@ async function loadJob(id) {
     ['unique key', job.uniqueKey || '—'],
     ['worker', job.workerId || '—'],
     ['lease expires', job.leaseExpiresAt ? time(job.leaseExpiresAt) : '—'],
+    ['progress', progressText(job.progress)],
+    ['expires (all attempts)', job.expiresAt ? time(job.expiresAt) : '—'],
+    ['cancel requested', job.cancelRequestedAt ? time(job.cancelRequestedAt) : '—'],
     ['run at', time(job.runAt)],
     ['created', time(job.createdAt)],
     ['updated', time(job.updatedAt)],
