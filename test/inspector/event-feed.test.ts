@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { JobEventEntry, JobStore, ListJobEventsParams } from '../../src/adapters/store.js';
 import { EventFeed, type FeedBatch } from '../../src/inspector/event-feed.js';
 
@@ -22,9 +22,15 @@ function fakeHistory() {
 }
 
 let feed: EventFeed | undefined;
+// The feed polls on a timer: fake timers drive it (vi.waitFor advances them as it checks).
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+
 afterEach(async () => {
   await feed?.close();
   feed = undefined;
+  vi.useRealTimers();
 });
 
 function collect(store: JobStore, batchSize?: number) {
@@ -40,7 +46,7 @@ describe('EventFeed', () => {
     const { store, show } = fakeHistory();
     show(1, 2);
     const { ids } = collect(store);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     show(3, 4);
     await vi.waitFor(() => expect(ids()).toEqual([3, 4]));
   });
@@ -49,7 +55,7 @@ describe('EventFeed', () => {
     const { store, show } = fakeHistory();
     show(1);
     const { ids } = collect(store);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     show(2, 4);
     await vi.waitFor(() => expect(ids()).toEqual([2, 4]));
     show(3, 5);
@@ -60,7 +66,7 @@ describe('EventFeed', () => {
   it('skips to the newest event and says so when it falls too far behind', async () => {
     const { store, show } = fakeHistory();
     const { batches } = collect(store, 2);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     show(...Array.from({ length: 20 }, (_, i) => i + 1));
     await vi.waitFor(() => expect(batches.some((b) => b.type === 'reset')).toBe(true));
     show(21);
@@ -74,9 +80,9 @@ describe('EventFeed', () => {
     const unsubscribe = feed.subscribe(() => {});
     await vi.waitFor(() => expect(spy.mock.calls.length).toBeGreaterThan(2));
     unsubscribe();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     const calls = spy.mock.calls.length;
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await vi.advanceTimersByTimeAsync(30);
     expect(spy.mock.calls.length).toBe(calls);
   });
 });
