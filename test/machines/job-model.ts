@@ -22,6 +22,7 @@ import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/error
 import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
 import { coveringPaths } from '../support/covering-paths.js';
+import { type ModelTimer, recordTimerAction } from '../support/model-timers.js';
 
 export type JobSnapshot = SnapshotFrom<typeof jobMachine>;
 
@@ -63,11 +64,7 @@ export type HistoryRow = [JobState | null, JobState, number, string | null, stri
 export const WORKER = 'w1';
 export const THIEF = 'w2';
 
-interface Timer {
-  id: string;
-  event: AnyEventObject;
-  dueAt: number;
-}
+type Timer = ModelTimer;
 
 export interface World {
   /** Model time, ms since the claim. */
@@ -135,14 +132,8 @@ function recorder(world: World, scope: ActorScope<any, any>): ActorScope<any, an
   return {
     ...scope,
     actionExecutor: (action) => {
-      const params = action.params as any;
+      if (recordTimerAction(world, action)) return;
       switch (action.type) {
-        case 'xstate.raise':
-          if (typeof params.delay === 'number') world.timers.push({ id: params.id, event: params.event, dueAt: world.now + params.delay });
-          break;
-        case 'xstate.cancel':
-          world.timers = world.timers.filter((t) => t.id !== params.sendId);
-          break;
         case 'startHandler':
           world.handlerRunning = true;
           break;

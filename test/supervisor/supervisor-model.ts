@@ -24,6 +24,7 @@ import type { StatePath } from 'xstate/graph';
 import { type ClaimRound, supervisorMachine, type SupervisorMachineInput, type SupervisorRuntime } from '../../src/supervisor/supervisor-machine.js';
 import { coveringPaths } from '../support/covering-paths.js';
 import { edgeCoveringPaths } from '../support/edge-paths.js';
+import { type ModelTimer, recordTimerAction } from '../support/model-timers.js';
 
 export type SupervisorSnapshot = SnapshotFrom<typeof supervisorMachine>;
 
@@ -35,11 +36,7 @@ export const CONCURRENCY = 2;
 /** Jobs waiting in the store, at most: enough for a claim that fills some slots, not all. */
 const MAX_PENDING = 1;
 
-interface Timer {
-  id: string;
-  event: AnyEventObject;
-  dueAt: number;
-}
+type Timer = ModelTimer;
 
 export interface SupervisorWorld {
   now: number;
@@ -102,14 +99,8 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
   return {
     ...scope,
     actionExecutor: (action) => {
-      const params = action.params as any;
+      if (recordTimerAction(world, action)) return;
       switch (action.type) {
-        case 'xstate.raise':
-          if (typeof params.delay === 'number') world.timers.push({ id: params.id, event: params.event, dueAt: world.now + params.delay });
-          break;
-        case 'xstate.cancel':
-          world.timers = world.timers.filter((t) => t.id !== params.sendId);
-          break;
         case 'abortAll':
           world.releasing = world.held;
           break;
