@@ -161,7 +161,8 @@ async function untilReady(url: string, gone: () => string | undefined): Promise<
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -9,11 +9,11 @@
  * 4. If that cannot start either: the Postgres tests are skipped, with a loud warning.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { freePort } from '../../scripts/chaos/scratch-postgres.js';
 
 export type PostgresTarget = { url: string; embedded: boolean } | { error: string } | { skipped: string };
 
@@ -103,17 +103,6 @@ async function startEmbedded(): Promise<{ url: string; stop: () => Promise<void>
 async function hasUser(name: string): Promise<boolean> {
   const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
   return passwd.split('\n').some((line) => line.startsWith(`${name}:`));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function redact(url: string): string {
