@@ -7,10 +7,11 @@
  * which must exist (nothing here adds users to the machine).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { chmod, chown, cp, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
@@ -40,8 +41,8 @@ process.once('exit', () => {
 });
 
 export async function startScratchPostgres(): Promise<ScratchPostgres> {
-  const { initdb, postgres } = await binaries();
   const owner = serverUser();
+  const { initdb, postgres } = await binariesFor(owner);
   const dir = await mkdtemp(join(tmpdir(), 'jobvisor-scratch-pg-'));
   if (owner.uid !== undefined) await chown(dir, owner.uid, owner.gid!);
   const data = join(dir, 'data');
@@ -116,6 +117,28 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch (error) {
     throw new Error(`no PostgreSQL binaries for this platform (${name}): ${String(error)}`);
+  }
+}
+
+/** The binaries where the server's user can run them. A checkout under a directory only root
+ *  may enter (what `mktemp -d` makes) keeps `postgres` out of node_modules; the binaries then
+ *  run from a copy in the temporary directory, made once per process. */
+let copied: Promise<{ initdb: string; postgres: string }> | undefined;
+async function binariesFor(owner: { uid?: number; gid?: number }): Promise<{ initdb: string; postgres: string }> {
+  const found = await binaries();
+  if (owner.uid === undefined) return found;
+  try {
+    execFileSync('test', ['-x', found.initdb], { uid: owner.uid, gid: owner.gid!, stdio: 'ignore' });
+    return found;
+  } catch {
+    copied ??= (async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'jobvisor-pg-bin-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      await chmod(dir, 0o755);
+      await cp(dirname(dirname(found.initdb)), dir, { recursive: true });
+      return { initdb: join(dir, 'bin', 'initdb'), postgres: join(dir, 'bin', 'postgres') };
+    })();
+    return copied;
   }
 }
 
