@@ -135,7 +135,8 @@ async function binariesFor(owner: { uid?: number; gid?: number }): Promise<{ ini
       const dir = await mkdtemp(join(tmpdir(), 'jobvisor-pg-bin-'));
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       await chmod(dir, 0o755);
-      await cp(dirname(dirname(found.initdb)), dir, { recursive: true });
+      // The package's library symlinks are absolute, into the same unreachable directory: copy their targets.
+      await cp(dirname(dirname(found.initdb)), dir, { recursive: true, dereference: true });
       return { initdb: join(dir, 'bin', 'initdb'), postgres: join(dir, 'bin', 'postgres') };
     })();
     return copied;
