@@ -131,8 +131,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
       return left!.held === 0 && left!.unfinished === 0;
     });
-    candidate.signal('SIGCONT');
+    // Read before the signal: nothing the zombie does after it can carry an earlier time.
     const resumedAt = Date.now();
+    candidate.signal('SIGCONT');
     log(`SIGCONT ${candidate.id} after ${resumedAt - pausedAt} ms; others had rescued and finished its jobs`);
     await wait("the zombie's handlers to finish", async () => {
       const [open] = await sql<{ n: number }>(
