@@ -157,6 +157,9 @@ function plan(opts: BenchOptions): Task[] {
           spec: { kind: 'drain', jobs: s.backlogJobs, measure: s.backlogMeasure, concurrency: s.backlogConcurrency, warmup: s.drainWarmup },
         });
         break;
+      case 'actor':
+        tasks.push({ scenario, systems: jobvisorOnly, spec: { kind: 'actor', jobs: s.drainJobs, concurrency: s.backlogConcurrency } });
+        break;
       case 'pgbench':
       case 'profile':
         break;
@@ -305,6 +308,7 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
   if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
+  if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
   if (metrics.peakRssMb !== undefined) parts.push(`peak RSS ${fmt(metrics.peakRssMb)} MB, heap ${fmt(metrics.peakHeapUsedMb!)} MB, all started in ${fmt(metrics.startAllMs!)} ms`);
   return parts.join(', ');
 }

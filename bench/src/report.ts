@@ -104,6 +104,8 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   pushRow(row(`peak heap used, ${fmtInt(s.memoryJobs)} jobs in flight (MB)`, 'memory', 'peakHeapUsedMb', 0, ['jobvisor']));
   pushRow(row(`heap per job in flight (KB)`, 'memory', 'heapPerJobKb', 1, ['jobvisor']));
   pushRow(row(`time until all ${fmtInt(s.memoryJobs)} handlers had started (ms)`, 'memory', 'startAllMs', 0, ['jobvisor']));
+  pushRow(row(`CPU per job of the job actor alone: no database, no supervisor, c${s.backlogConcurrency} (µs)`, 'actor', 'jobActorUs', 1, ['jobvisor']));
+  pushRow(row(`CPU per job of a minimal XState actor: 3 states, no timers (µs)`, 'actor', 'minimalActorUs', 1, ['jobvisor']));
   pushRow(row(`drain with a backlog of ${fmtInt(s.backlogJobs)}, c${s.backlogConcurrency} (jobs/s, first ${fmtInt(s.backlogMeasure)})`, 'backlog', 'jobsPerSec', 0, ['jobvisor']));
   lines.push('');
   if (r.pgbench) {
@@ -143,6 +145,14 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
     lines.push(`| jobvisor drain c${s.backlogConcurrency}, backlog ${fmtInt(s.backlogJobs)} vs ${fmtInt(s.drainJobs)} (jobs/s) | ${num(big, 0)} vs ${num(small, 0)} | | ${ratio.toFixed(2)} | ratio ≥ 0.80 | ${ratio >= 0.8 ? 'yes' : '**no**'} |`);
   }
   lines.push('');
+  const floor = get('actor', 'jobvisor', 'jobActorUs')?.median;
+  const minimal = get('actor', 'jobvisor', 'minimalActorUs')?.median;
+  const peerCpu = r.concurrencies.map((c) => get(`drain-c${c}`, 'graphile-worker', 'cpuPerJobUs')?.median).filter((x): x is number => x !== undefined);
+  if (floor !== undefined && minimal !== undefined && peerCpu.length > 0) {
+    const peer = Math.max(...peerCpu);
+    lines.push(`**The floor.** With no database, no supervisor and no store, the job actor alone (the real job machine, its ports answering at once) costs **${num(floor, 1)} µs** of CPU per job, and the least an XState v5 actor per job can be (three states, no timers, no context) costs ${num(minimal, 1)} µs. graphile-worker's whole process spends at most ${num(peer, 1)} µs per job in this run. With every job an XState actor, as the design requires, the CPU target is out of reach on this machine before any SQL is sent, and with it the drain target: the worker is CPU-bound, and graphile-worker's drain runs at about 1 ÷ (its µs per job) on one core. The figures jobvisor can move are the ones above the floor: the drain's CPU per job minus ${num(floor, 0)} µs.`);
+    lines.push('');
+  }
 
   lines.push('## Throughput by concurrency');
   lines.push('');
@@ -188,6 +198,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push(`- **Statements per 1,000 jobs**: every \`pg\` \`Client.query\` call the worker's process made over that window (each copy of pg wrapped once; the bench's own counting polls left out), ÷ jobs × 1,000: round trips, the cost a worker puts on the database.`);
   lines.push(`- **Latency**: a worker at concurrency 10 (pg-boss: batch 10) sits idle; ${fmtInt(s.latencySamples)} jobs (after ${s.latencyWarmup} unrecorded) are enqueued one at a time through the single-job API (\`enqueue\`, \`addJob\`, \`send\`), each 20 ms after the previous one started. Latency = handler start − the moment the enqueue call was made, both \`performance.now()\` in the same process. Nearest-rank percentiles per run.`);
   lines.push(`- **Memory**: jobvisor with queue and supervisor concurrency ${fmtInt(s.memoryJobs)} and ${fmtInt(s.memoryJobs)} jobs queued; every handler waits until all have started, then all finish. RSS and heap sampled every 5 ms from the worker's start until the last completion is written; baseline after a forced GC before the start.`);
+  lines.push(`- **The floor** (jobvisor only): ${fmtInt(s.drainJobs)} job actors, ${s.backlogConcurrency} at a time, in a process with no database work: the real job machine with ports that answer at once (a no-op handler, every write applied), then a minimal three-state XState machine; \`process.cpuUsage()\` over each batch after a warm-up of 2,000, ÷ jobs (bench/src/actor-floor.ts).`);
   lines.push(`- **Backlog**: as the drain at concurrency ${s.backlogConcurrency}, but with ${fmtInt(s.backlogJobs)} jobs queued (enqueued in calls of 20,000), timing the first ${fmtInt(s.backlogMeasure)} completions; compared with the drain of a ${fmtInt(s.drainJobs)} backlog at the same concurrency.`);
   lines.push('- Runs are interleaved (run 1 of every scenario and system, then run 2 …), each in a forked Node process on its own schema, dropped when the process has exited. Before each run the bench waits (up to a limit) for the machine to be idle.');
   lines.push('');

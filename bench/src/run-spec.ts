@@ -1,7 +1,7 @@
 import type { SystemName } from './systems/system.js';
 
 /** What one child process measures: one system, one scenario, one run, one fresh schema. */
-export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile';
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor';
 
 export interface RunSpec {
   kind: ScenarioKind;
@@ -9,7 +9,8 @@ export interface RunSpec {
   connectionString: string;
   schema: string;
   jobvisorRoot: string;
-  /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight. */
+  /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight;
+   *  actor: job actors run. */
   jobs: number;
   /** drain/profile: jobs timed out of the backlog (≤ jobs). */
   measure?: number;

@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import { actorFloor } from './actor-floor.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
 import { percentile } from './stats.js';
@@ -26,6 +27,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return latency(spec, sys);
     case 'memory':
       return memory(spec, sys, admin);
+    case 'actor':
+      return actorFloor(spec);
   }
 }
 

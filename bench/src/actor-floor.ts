@@ -1,0 +1,112 @@
+/**
+ * The floor under jobvisor's CPU per job: what the job actors cost with no database, no
+ * supervisor and no store, measured the same way as the drain (process.cpuUsage() over the
+ * window, ÷ jobs). Two actors, `concurrency` at a time:
+ * - the real job machine (src/machines/job-machine.ts), its ports answering at once: a
+ *   no-op handler, every write applied; it takes the drain's path claimed → running →
+ *   completing → completed, with its heartbeat and deadline timers set and cleared;
+ * - the least an XState v5 actor per job can be: a machine of three states and one event
+ *   each way, no timers, no context.
+ * Neither touches the database: the figures are what XState alone puts on every job, the
+ * part of the drain's CPU that no SQL or batching can take away.
+ */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as JobMachineModule from '../../src/machines/job-machine.js';
+import type * as Xstate from 'xstate';
+import type { RunResult, RunSpec } from './run-spec.js';
+
+const WARMUP = 2_000;
+
+export async function actorFloor(spec: RunSpec): Promise<RunResult> {
+  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
+  const { jobMachine } = (await load('src/machines/job-machine.ts')) as typeof JobMachineModule;
+  // The xstate the job machine was built with, so both actors run the same copy.
+  const xstatePath = createRequire(join(spec.jobvisorRoot, 'package.json')).resolve('xstate');
+  const { createActor, createMachine } = (await import(pathToFileURL(xstatePath).href)) as typeof Xstate;
+  const concurrency = spec.concurrency ?? 50;
+
+  const policy = { leaseMs: 30_000, heartbeatMs: 10_000, deadlineMs: 900_000, writeRetryMs: 1_000 };
+  const ports = {
+    runHandler: async () => undefined,
+    writeOutcome: async () => true,
+    renewLease: async () => true,
+    freeSlot: () => {},
+    now: () => Date.now(),
+    backoffMs: () => 1_000,
+  };
+  const jobActor = (i: number) =>
+    new Promise<void>((resolve) => {
+      const actor = createActor(jobMachine, {
+        input: { job: claimedJob(i), ports, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs },
+      });
+      actor.subscribe({ complete: () => resolve() });
+      actor.start();
+    });
+
+  const minimal = createMachine({
+    initial: 'claimed',
+    states: { claimed: { on: { start: 'running' } }, running: { on: { done: 'completed' } }, completed: { type: 'final' } },
+  });
+  const minimalActor = () =>
+    new Promise<void>((resolve) => {
+      const actor = createActor(minimal);
+      actor.subscribe({ complete: () => resolve() });
+      actor.start();
+      actor.send({ type: 'start' });
+      // The answer arrives later, as a handler's would.
+      void Promise.resolve().then(() => actor.send({ type: 'done' }));
+    });
+
+  return {
+    metrics: {
+      jobActorUs: await cpuPerJob(jobActor, spec.jobs, concurrency),
+      minimalActorUs: await cpuPerJob(minimalActor, spec.jobs, concurrency),
+    },
+  };
+}
+
+/** µs of CPU per job, running `jobs` of them `concurrency` at a time, after a warm-up. */
+async function cpuPerJob(run: (i: number) => Promise<void>, jobs: number, concurrency: number): Promise<number> {
+  const batches = async (count: number) => {
+    for (let done = 0; done < count; done += concurrency) {
+      await Promise.all(Array.from({ length: Math.min(concurrency, count - done) }, (_, k) => run(done + k)));
+    }
+  };
+  await batches(WARMUP);
+  const cpu0 = process.cpuUsage();
+  await batches(jobs);
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / jobs;
+}
+
+/** A job as a claim returns it; the actor reads only a few of its fields. */
+function claimedJob(i: number) {
+  const now = new Date();
+  return {
+    id: String(i + 1),
+    queue: 'bench',
+    kind: 'noop',
+    payload: { n: i },
+    state: 'running' as const,
+    priority: 0,
+    runAt: now,
+    attempt: 1,
+    maxAttempts: 25,
+    uniqueKey: null,
+    concurrencyKey: null,
+    workerId: 'bench',
+    leaseToken: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    leaseExpiresAt: now,
+    result: null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    expiresAt: null,
+    cancelRequestedAt: null,
+    progress: null,
+    traceContext: null,
+  };
+}
