@@ -1,4 +1,5 @@
-/** The SQL driver over a `pg.Pool`: named (prepared) statements, transactions on one client. */
+/** The SQL driver over a `pg.Pool`: named (prepared) statements unless a statement asks to be
+ *  planned on every call, transactions on one client. */
 import type pg from 'pg';
 import type { SqlDriver } from '../sql/sql-driver.js';
 import { asUnavailable } from './connection-failure.js';
@@ -18,7 +19,8 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     async query(statement, values) {
       try {
         // A name makes each pooled connection parse and plan the statement once.
-        const result = await pool.query({ name: statement.name, text: statement.text, values: [...values] });
+        const config = statement.prepare ? { name: statement.name, text: statement.text } : { text: statement.text };
+        const result = await pool.query({ ...config, values: [...values] });
         return result.rows;
       } catch (error) {
         return unavailable(error);

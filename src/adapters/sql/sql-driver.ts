@@ -8,6 +8,8 @@ import type { SqlClient } from '../store.js';
 export interface Statement {
   readonly name: string;
   readonly text: string;
+  /** false: send it unnamed, planned on every call (see StatementOptions). */
+  readonly prepare: boolean;
 }
 
 /** A connection inside an open transaction. */
