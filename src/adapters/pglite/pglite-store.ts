@@ -53,6 +53,8 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
 
 function pgliteDriver(db: PGlite): SqlDriver {
   return {
+    // PGlite plans every statement on each call (nothing is prepared), so `indexScansOnly`,
+    // which guards a plan kept across calls, has nothing to do here.
     async query(statement, values) {
       return (await db.query(statement.text, [...values])).rows;
     },

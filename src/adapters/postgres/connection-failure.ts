@@ -14,7 +14,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_A
 const SERVER_CODES = /^(08...|28...|3D000|53300|57P0[123])$/;
 
 /** What `pg` itself throws when a connection fails or drops. */
-const DRIVER_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect)/;
+const DRIVER_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable)/;
 
 export function asUnavailable(error: unknown, database: string, connectTimeoutMs: number | undefined): unknown {
   if (!(error instanceof Error)) return error;

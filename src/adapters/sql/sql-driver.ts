@@ -8,8 +8,9 @@ import type { SqlClient } from '../store.js';
 export interface Statement {
   readonly name: string;
   readonly text: string;
-  /** false: send it unnamed, planned on every call (see StatementOptions). */
-  readonly prepare: boolean;
+  /** Planned with sequential scans and JIT off, in a transaction of its own (see
+   *  StatementOptions). */
+  readonly indexScansOnly: boolean;
 }
 
 /** A connection inside an open transaction. */

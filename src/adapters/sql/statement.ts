@@ -12,18 +12,19 @@ export interface StatementDefinition {
   /** Short, snake_case: part of the prepared statement's name. */
   readonly key: string;
   readonly build: (schema: SqlSchema) => string;
-  readonly prepare: boolean;
+  readonly indexScansOnly: boolean;
 }
 
 export interface StatementOptions {
   /**
-   * Default true: prepared once per connection, whose plan the server may then keep for
-   * every later call. false: planned afresh on every call, for a statement whose best plan
-   * depends on how big the jobs table is now. A plan kept from when the table was small
-   * (a scan of the whole table is cheapest then) stays after a burst of enqueues, until
-   * autovacuum's next ANALYZE, and scans the whole backlog on every call meanwhile.
+   * Default false. true: the statement runs in a transaction of its own with sequential
+   * scans and JIT off, so the plan the server makes, and keeps for the connection's later
+   * calls, reads the tables through their indexes whatever their size when it was made.
+   * For a statement that must stay cheap as the backlog grows: a plan made while the table
+   * was small (when a scan of the whole table is cheapest) would otherwise be kept after a
+   * burst of enqueues, until autovacuum's next ANALYZE, and scan the backlog on every call.
    */
-  prepare?: boolean;
+  indexScansOnly?: boolean;
 }
 
 export function defineStatement(
@@ -31,13 +32,13 @@ export function defineStatement(
   build: (schema: SqlSchema) => string,
   options: StatementOptions = {},
 ): StatementDefinition {
-  return { key, build, prepare: options.prepare ?? true };
+  return { key, build, indexScansOnly: options.indexScansOnly ?? false };
 }
 
 export function buildStatement(definition: StatementDefinition, schema: SqlSchema): Statement {
   const text = definition.build(schema);
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 12);
-  return { name: `jobvisor_${definition.key}_${hash}`, text, prepare: definition.prepare };
+  return { name: `jobvisor_${definition.key}_${hash}`, text, indexScansOnly: definition.indexScansOnly };
 }
 
 /** "Now" in every writing statement: `$1` when a clock is injected (tests), else the database's. */

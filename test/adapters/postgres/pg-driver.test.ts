@@ -1,0 +1,70 @@
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { pgDriver } from '../../../src/adapters/postgres/pg-driver.js';
+import { DatabaseUnavailableError } from '../../../src/errors.js';
+import { describePostgres, testPool } from '../../support/postgres.js';
+
+const statement = { name: 'jobvisor_test_backend_pid', text: 'select pg_backend_pid() as pid', indexScansOnly: false };
+
+describePostgres('the pg driver', (url) => {
+  let admin: pg.Pool;
+
+  beforeAll(() => {
+    admin = testPool(url);
+  });
+
+  afterAll(async () => {
+    await admin.end();
+  });
+
+  /** Ends the backend and waits until the server no longer lists it. */
+  async function terminate(pid: number): Promise<void> {
+    await admin.query('select pg_terminate_backend($1)', [pid]);
+    await vi.waitFor(
+      async () => {
+        const { rows } = await admin.query('select count(*)::int as n from pg_stat_activity where pid = $1', [pid]);
+        expect(rows[0].n).toBe(0);
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+  }
+
+  it('survives the server dropping a transaction\'s connection between two queries: the transaction fails as unavailable, the pool goes on', async () => {
+    // A bare pool, with no 'error' listener of its own: what the driver does not hear crashes the run.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const driver = pgDriver(pool, { database: 'test' });
+    try {
+      const failed = driver.transaction(async (session) => {
+        const { rows } = await session.query('select pg_backend_pid() as pid');
+        await terminate(rows[0].pid);
+        // The connection's end fails this query and comes as an 'error' event on the client.
+        await session.query('select 1');
+      });
+      await expect(failed).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      // The broken connection was thrown away, not handed out again.
+      const [{ pid }] = await driver.query(statement, []);
+      expect(typeof pid).toBe('number');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('runs an indexScansOnly statement with sequential scans and JIT off for its own transaction only', async () => {
+    const pool = testPool(url, { max: 1 });
+    const driver = pgDriver(pool, { database: 'test' });
+    try {
+      const settings = {
+        name: 'jobvisor_test_settings',
+        text: "select current_setting('enable_seqscan') as seqscan, current_setting('jit') as jit",
+        indexScansOnly: true,
+      };
+      expect(await driver.query(settings, [])).toEqual([{ seqscan: 'off', jit: 'off' }]);
+      // SET LOCAL, which holds only inside a transaction: the connection's own settings are
+      // untouched afterwards.
+      const plain = await driver.query({ ...settings, name: 'jobvisor_test_settings_plain', indexScansOnly: false }, []);
+      expect(plain).toEqual([{ seqscan: 'on', jit: expect.any(String) }]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
