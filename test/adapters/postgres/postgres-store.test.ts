@@ -117,6 +117,7 @@ describePostgres('postgresStore', (url) => {
       try {
         const store = postgresStore({ pool: single, schema });
         await store.enqueueJobs({ jobs: [job] });
+        await store.enqueueJobs({ jobs: [{ ...job, uniqueKey: 'prepared' }] });
         const [claimed] = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'q', limit: 1 }] });
         await store.renewLeases({ leases: [claimed!], leaseMs: 1_000 });
         await store.setProgressIfRunning({ updates: [{ ...claimed!, percent: 50, message: null }] });
@@ -126,6 +127,7 @@ describePostgres('postgresStore', (url) => {
         expect(names).toEqual(
           expect.arrayContaining([
             'jobvisor_enqueue_jobs',
+            'jobvisor_enqueue_new_jobs',
             'jobvisor_claim_jobs',
             'jobvisor_renew_leases',
             'jobvisor_set_progress_if_running',

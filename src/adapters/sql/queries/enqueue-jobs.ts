@@ -4,9 +4,11 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
+import { enqueueNewJobs } from './enqueue-new-jobs.js';
 
 /**
- * Bulk enqueue: every job of the call in one statement, input as one jsonb array.
+ * Bulk enqueue with unique keys (calls without any go to enqueue_new_jobs, which needs none
+ * of this): every job of the call in one statement, input as one jsonb array.
  * - Ids are drawn in input order before the insert, so each returned row maps back to its
  *   input even though ON CONFLICT skips some.
  * - ON CONFLICT DO NOTHING on the partial unique index: a job whose unique key is live
@@ -75,6 +77,10 @@ export async function enqueueJobs(
   ctx: SqlContext,
   params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
+  if (params.jobs.every((job) => job.uniqueKey == null)) {
+    const input = JSON.stringify(params.jobs.map((job, i) => toInput(i, job)));
+    return asPayloadError(() => enqueueNewJobs(ctx, { input, count: params.jobs.length, client: params.client }));
+  }
   const results: (EnqueueResult | undefined)[] = new Array(params.jobs.length);
   let missing = params.jobs.map((_, i) => i);
   for (let round = 0; round < MAX_ROUNDS && missing.length > 0; round++) {
@@ -94,9 +100,15 @@ async function runEnqueue(
   input: string,
   client: SqlClient | undefined,
 ): Promise<(JobRow & { i: number; created: boolean })[]> {
-  try {
+  return asPayloadError(async () => {
     if (client) return (await client.query(ctx.statement(ENQUEUE_JOBS).text, [ctx.now(), input])).rows;
-    return await ctx.run(ENQUEUE_JOBS, [ctx.now(), input]);
+    return ctx.run(ENQUEUE_JOBS, [ctx.now(), input]);
+  });
+}
+
+async function asPayloadError<T>(enqueue: () => Promise<T>): Promise<T> {
+  try {
+    return await enqueue();
   } catch (error) {
     if ((error as { code?: unknown }).code === UNTRANSLATABLE_CHARACTER) {
       throw new InvalidPayloadError('a payload string holds a character jsonb cannot store (\\u0000)', { cause: error });

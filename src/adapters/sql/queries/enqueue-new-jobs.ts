@@ -1,0 +1,60 @@
+import type { EnqueueResult, SqlClient } from '../../store.js';
+import { jobColumns, toJobRecord } from '../job-row.js';
+import type { JobRow } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement, NOW } from '../statement.js';
+
+/**
+ * Bulk enqueue of jobs none of which has a unique key, the common case: every job is
+ * inserted, so the statement needs none of enqueue_jobs' conflict handling (no ON CONFLICT
+ * arbiter check per row, no look-up of live holders, no join back to the input). Input as
+ * one jsonb array, as there.
+ * - Ids are drawn in input order before the insert, so the rows in id order are the inputs
+ *   in order.
+ * - The history row and one NOTIFY per queue go out in the same statement; inside a
+ *   caller's transaction both happen only if it commits.
+ */
+const ENQUEUE_NEW_JOBS = defineStatement(
+  'enqueue_new_jobs',
+  (s) => `
+with input as (
+  select * from jsonb_to_recordset($2::jsonb) as x(
+    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
+    max_attempts int, concurrency_key text, expires_at timestamptz, trace_context jsonb)
+),
+numbered as (
+  select nextval('${s.quoted}.jobs_id_seq') as id, x.*
+  from (select * from input order by i) x
+),
+inserted as (
+  insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
+    concurrency_key, expires_at, trace_context, created_at, updated_at)
+  overriding system value
+  select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
+    max_attempts, concurrency_key, expires_at, trace_context, ${NOW}, ${NOW}
+  from numbered
+  returning *
+),
+history as (
+  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
+  select id, null, 'pending', 0, null, created_at, null from inserted
+),
+notified as (
+  select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q
+)
+select ${jobColumns('j')} from inserted j cross join notified order by j.id
+`,
+);
+
+/** `input` as enqueue_jobs builds it (one object per job, `i` its position), as JSON. */
+export async function enqueueNewJobs(
+  ctx: SqlContext,
+  params: { input: string; count: number; client?: SqlClient },
+): Promise<EnqueueResult[]> {
+  const values = [ctx.now(), params.input];
+  const rows: JobRow[] = params.client
+    ? (await params.client.query(ctx.statement(ENQUEUE_NEW_JOBS).text, values)).rows
+    : await ctx.run<JobRow>(ENQUEUE_NEW_JOBS, values);
+  if (rows.length !== params.count) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.count} jobs`);
+  return rows.map((row) => ({ job: toJobRecord(row), created: true }));
+}
