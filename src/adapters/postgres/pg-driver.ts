@@ -1,6 +1,6 @@
 /** The SQL driver over a `pg.Pool`: named (prepared) statements, transactions on one client. */
 import type pg from 'pg';
-import type { SqlDriver } from '../sql/sql-driver.js';
+import type { SqlDriver, Statement } from '../sql/sql-driver.js';
 import { asUnavailable } from './connection-failure.js';
 
 export interface PgDriverOptions {
@@ -10,16 +10,18 @@ export interface PgDriverOptions {
   connectTimeoutMs?: number;
 }
 
+/** Per connection, the indexScansOnly statements PREPAREd on it: kept for every driver, as
+ *  stores may share a pool (a name carries a hash of its text, so one name is one text). */
+const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+
 export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
   const unavailable = (error: unknown): never => {
     throw asUnavailable(error, options.database, options.connectTimeoutMs);
   };
   return {
     async query(statement, values) {
+      if (statement.indexScansOnly) return indexScansOnly(statement, values);
       const config = { name: statement.name, text: statement.text, values: [...values] };
-      if (statement.indexScansOnly) {
-        return inTransaction('begin; set local enable_seqscan = off; set local jit = off', async (client) => (await client.query(config)).rows);
-      }
       try {
         // A name makes each pooled connection parse and plan the statement once.
         return (await pool.query(config)).rows;
@@ -40,8 +42,42 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     },
   };
 
+  /**
+   * The statement with sequential scans and JIT off for its own transaction, in one round
+   * trip: a simple query of begin, the settings, EXECUTE of the statement, commit. It is
+   * prepared with SQL PREPARE, once per connection (parameter types from its casts), so
+   * the server keeps its plan as for any named statement; that plan is made under these
+   * settings. The values go in as literals, escaped by pg.
+   */
+  async function indexScansOnly(statement: Statement, values: readonly unknown[]): Promise<any[]> {
+    return withClient(async (client) => {
+      const names = prepared.get(client) ?? new Set<string>();
+      if (!names.has(statement.name)) {
+        await client.query(`prepare ${statement.name} as ${statement.text}`);
+        names.add(statement.name);
+        prepared.set(client, names);
+      }
+      const args = values.length === 0 ? '' : `(${values.map((value) => literal(client, value)).join(', ')})`;
+      const results = (await client.query(
+        `begin; set local enable_seqscan = off; set local jit = off; execute ${statement.name}${args}; commit`,
+      )) as unknown as pg.QueryResult[];
+      // One result per statement of the query: EXECUTE's comes just before COMMIT's.
+      return results[results.length - 2]!.rows;
+    });
+  }
+
   /** `begin` (and what goes with it), fn, commit, on one pooled client; rollback if anything throws. */
   async function inTransaction<T>(begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withClient(async (client) => {
+      await client.query(begin);
+      const result = await fn(client);
+      await client.query('commit');
+      return result;
+    });
+  }
+
+  /** fn on one pooled client; if it throws, a rollback of whatever it left open. */
+  async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect().catch(unavailable);
     let broken: Error | undefined;
     // The connection may drop between two of these queries (the server restarts): pg then
@@ -52,10 +88,7 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     };
     client.on('error', onError);
     try {
-      await client.query(begin);
-      const result = await fn(client);
-      await client.query('commit');
-      return result;
+      return await fn(client);
     } catch (error) {
       // A connection that cannot even roll back goes, rather than back to the pool.
       await client.query('rollback').catch((rollbackError: Error) => {
@@ -67,4 +100,12 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
       client.release(broken);
     }
   }
+}
+
+/** A value as an SQL literal: null, a finite number, or a string escaped by pg. */
+function literal(client: pg.PoolClient, value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') return client.escapeLiteral(value);
+  throw new TypeError(`cannot send ${typeof value} as an SQL literal`);
 }

@@ -67,4 +67,21 @@ describePostgres('the pg driver', (url) => {
       await pool.end();
     }
   });
+
+  it('sends an indexScansOnly statement\'s values as literals that come back as they went', async () => {
+    const pool = testPool(url, { max: 2 });
+    const driver = pgDriver(pool, { database: 'test' });
+    try {
+      const echo = { name: 'jobvisor_test_echo', text: 'select $1::text as text, $2::float8 as n, $3::jsonb as json, $4::text as none', indexScansOnly: true };
+      const hostile = "it's a \\ test'); drop table x; --";
+      const rows = await driver.query(echo, [hostile, -1.5e-3, JSON.stringify({ quote: "'", backslash: '\\' }), null]);
+      expect(rows).toEqual([{ text: hostile, n: -1.5e-3, json: { quote: "'", backslash: '\\' }, none: null }]);
+      // Prepared once per connection, however many stores share the pool.
+      const other = pgDriver(pool, { database: 'test' });
+      for (let i = 0; i < 4; i++) expect(await other.query(echo, ['again', 1, null, null])).toHaveLength(1);
+      await expect(driver.query(echo, [{ not: 'a literal' }, 1, null, null])).rejects.toThrow(TypeError);
+    } finally {
+      await pool.end();
+    }
+  });
 });
