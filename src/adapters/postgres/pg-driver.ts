@@ -13,6 +13,7 @@ export interface PgDriverOptions {
 /** Per connection, the indexScansOnly statements PREPAREd on it: kept for every driver, as
  *  stores may share a pool (a name carries a hash of its text, so one name is one text). */
 const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+const DUPLICATE_PREPARED_STATEMENT = '42P05';
 
 export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
   const unavailable = (error: unknown): never => {
@@ -53,7 +54,11 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     return withClient(async (client) => {
       const names = prepared.get(client) ?? new Set<string>();
       if (!names.has(statement.name)) {
-        await client.query(`prepare ${statement.name} as ${statement.text}`);
+        // Already there (another copy of this module prepared it): the name carries a hash of
+        // the text, so it is the same statement.
+        await client.query(`prepare ${statement.name} as ${statement.text}`).catch((error: { code?: unknown }) => {
+          if (error.code !== DUPLICATE_PREPARED_STATEMENT) throw error;
+        });
         names.add(statement.name);
         prepared.set(client, names);
       }

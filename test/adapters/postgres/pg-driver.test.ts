@@ -80,6 +80,16 @@ describePostgres('the pg driver', (url) => {
       const other = pgDriver(pool, { database: 'test' });
       for (let i = 0; i < 4; i++) expect(await other.query(echo, ['again', 1, null, null])).toHaveLength(1);
       await expect(driver.query(echo, [{ not: 'a literal' }, 1, null, null])).rejects.toThrow(TypeError);
+      // A connection that has it prepared already, by someone this driver does not know of.
+      const solo = testPool(url, { max: 1 });
+      try {
+        await solo.query(`prepare ${echo.name} as ${echo.text}`);
+        expect(await pgDriver(solo, { database: 'test' }).query(echo, ['known', 2, null, null])).toEqual([
+          { text: 'known', n: 2, json: null, none: null },
+        ]);
+      } finally {
+        await solo.end();
+      }
     } finally {
       await pool.end();
     }
