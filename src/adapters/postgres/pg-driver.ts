@@ -1,4 +1,5 @@
-/** The SQL driver over a `pg.Pool`: named (prepared) statements, transactions on one client. */
+/** The SQL driver over a `pg.Pool`: named (prepared) statements, `indexScansOnly` ones in one
+ *  round trip of their own transaction, and transactions on one client. */
 import type pg from 'pg';
 import type { SqlDriver, Statement } from '../sql/sql-driver.js';
 import { asUnavailable } from './connection-failure.js';
@@ -32,14 +33,17 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     },
 
     transaction(fn) {
-      return inTransaction('begin', (client) =>
-        fn({
+      return withClient(async (client) => {
+        await client.query('begin');
+        const result = await fn({
           query: (text, values) => client.query(text, values),
           exec: async (text) => {
             await client.query(text);
           },
-        }),
-      );
+        });
+        await client.query('commit');
+        return result;
+      });
     },
   };
 
@@ -68,16 +72,6 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
       )) as unknown as pg.QueryResult[];
       // One result per statement of the query: EXECUTE's comes just before COMMIT's.
       return results[results.length - 2]!.rows;
-    });
-  }
-
-  /** `begin` (and what goes with it), fn, commit, on one pooled client; rollback if anything throws. */
-  async function inTransaction<T>(begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return withClient(async (client) => {
-      await client.query(begin);
-      const result = await fn(client);
-      await client.query('commit');
-      return result;
     });
   }
 
