@@ -3,52 +3,26 @@ import type { EnqueueJob, EnqueueResult, SqlClient } from '../../store.js';
 import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
-import { defineStatement, NOW } from '../statement.js';
-import { enqueueNewJobs } from './enqueue-new-jobs.js';
+import { defineStatement } from '../statement.js';
+import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
 
 /**
  * Bulk enqueue with unique keys (calls without any go to enqueue_new_jobs, which needs none
- * of this): every job of the call in one statement, input as one jsonb array.
- * - Ids are drawn in input order before the insert, so each returned row maps back to its
- *   input even though ON CONFLICT skips some.
+ * of this): every job of the call in one statement (insertJobsCtes).
  * - ON CONFLICT DO NOTHING on the partial unique index: a job whose unique key is live
  *   (already in the table, or inserted by an earlier input of this batch) is not inserted;
  *   the holder is returned with created = false, read back by primary key (`= any(array(…))`
- *   rather than `in (…)`, which can be planned as a scan of the whole table).
- * - The history row and one NOTIFY per queue of the inserted jobs go out in the same
- *   statement; inside a caller's transaction both happen only if it commits.
+ *   rather than `in (…)`, which can be planned as a scan of the whole table). Ids are drawn
+ *   in input order, so each row maps back to its input even though ON CONFLICT skips some.
  */
 const ENQUEUE_JOBS = defineStatement(
   'enqueue_jobs',
-  (s) => `
-with input as (
-  select * from jsonb_to_recordset($2::jsonb) as x(
-    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
-    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, trace_context jsonb)
-),
-numbered as (
-  select nextval('${s.quoted}.jobs_id_seq') as id, x.*
-  from (select * from input order by i) x
-),
-inserted as (
-  insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
-    unique_key, concurrency_key, expires_at, trace_context, created_at, updated_at)
-  overriding system value
-  select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
-    max_attempts, unique_key, concurrency_key, expires_at, trace_context, ${NOW}, ${NOW}
-  from numbered
-  on conflict (queue, unique_key)
+  (s) => `${insertJobsCtes(
+    s,
+    `on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running')
-    do nothing
-  returning *
-),
-history as (
-  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
-  select id, null, 'pending', 0, null, created_at, null from inserted
-),
-notified as (
-  select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q
-),
+    do nothing`,
+  )},
 found as (
   select n.i, x.id is not null as created, coalesce(x.id, d.id, e.id) as id
   from numbered n

@@ -2,25 +2,24 @@ import type { EnqueueResult, SqlClient } from '../../store.js';
 import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
+import type { SqlSchema } from '../sql-schema.js';
 import { defineStatement, NOW } from '../statement.js';
 
 /**
- * Bulk enqueue of jobs none of which has a unique key, the common case: every job is
- * inserted, so the statement needs none of enqueue_jobs' conflict handling (no ON CONFLICT
- * arbiter check per row, no look-up of live holders, no join back to the input). Input as
- * one jsonb array, as there.
- * - Ids are drawn in input order before the insert, so the rows in id order are the inputs
- *   in order.
- * - The history row and one NOTIFY per queue go out in the same statement; inside a
- *   caller's transaction both happen only if it commits.
+ * The CTEs every enqueue statement starts with, the input as one jsonb array of objects as
+ * `toInput` (enqueue-jobs.ts) makes them:
+ * - `numbered`: ids drawn in input order before the insert, so each inserted row maps back
+ *   to its input (by id order, or by id when some inputs are not inserted);
+ * - `inserted`: the jobs, with `onConflict` (empty: every job goes in);
+ * - `history` and `notified`: the history row of each inserted job and one NOTIFY per queue,
+ *   in the same statement; inside a caller's transaction both happen only if it commits.
  */
-const ENQUEUE_NEW_JOBS = defineStatement(
-  'enqueue_new_jobs',
-  (s) => `
+export function insertJobsCtes(s: SqlSchema, onConflict: string): string {
+  return `
 with input as (
   select * from jsonb_to_recordset($2::jsonb) as x(
     i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz,
-    max_attempts int, concurrency_key text, expires_at timestamptz, trace_context jsonb)
+    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, trace_context jsonb)
 ),
 numbered as (
   select nextval('${s.quoted}.jobs_id_seq') as id, x.*
@@ -28,11 +27,12 @@ numbered as (
 ),
 inserted as (
   insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
-    concurrency_key, expires_at, trace_context, created_at, updated_at)
+    unique_key, concurrency_key, expires_at, trace_context, created_at, updated_at)
   overriding system value
   select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), coalesce(run_at, ${NOW}),
-    max_attempts, concurrency_key, expires_at, trace_context, ${NOW}, ${NOW}
+    max_attempts, unique_key, concurrency_key, expires_at, trace_context, ${NOW}, ${NOW}
   from numbered
+  ${onConflict}
   returning *
 ),
 history as (
@@ -41,7 +41,18 @@ history as (
 ),
 notified as (
   select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q
-)
+)`;
+}
+
+/**
+ * Bulk enqueue of jobs none of which has a unique key, the common case: every job is
+ * inserted, so the statement needs none of enqueue_jobs' conflict handling (no ON CONFLICT
+ * arbiter check per row, no look-up of live holders, no join back to the input): the rows in
+ * id order are the inputs in order.
+ */
+const ENQUEUE_NEW_JOBS = defineStatement(
+  'enqueue_new_jobs',
+  (s) => `${insertJobsCtes(s, '')}
 select ${jobColumns('j')} from inserted j cross join notified order by j.id
 `,
 );
