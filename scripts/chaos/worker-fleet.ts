@@ -1,44 +1,22 @@
 /**
  * The chaos run's worker processes: started, killed with SIGKILL and replaced, paused with
- * SIGSTOP and resumed, stopped with SIGTERM. Each process's stdout lines are parsed as they
- * come; its stderr is kept (the tail) to explain a failure.
+ * SIGSTOP and resumed, stopped with SIGTERM. Each is a LineProcess: its event lines parsed
+ * as they come, its stderr's tail kept to explain a failure.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { LineProcess } from '../line-process.js';
 import type { ChaosWorkerConfig, ChaosWorkerLine } from './chaos-worker.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER_SCRIPT = fileURLToPath(new URL('./chaos-worker.ts', import.meta.url));
 
-export type Exit = { code: number | null; signal: NodeJS.Signals | null };
 type Stopped = Extract<ChaosWorkerLine, { event: 'stopped' }>;
 
-export class WorkerProcess {
-  readonly lines: ChaosWorkerLine[] = [];
-  readonly exited: Promise<Exit>;
-  exit: Exit | undefined;
+export class WorkerProcess extends LineProcess<ChaosWorkerConfig, ChaosWorkerLine> {
   /** Wall-clock ms when it was sent SIGKILL, if it was. */
   killedAt: number | undefined;
-  #stderr = '';
-  readonly #child: ChildProcess;
 
-  constructor(readonly config: ChaosWorkerConfig) {
-    this.#child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    createInterface({ input: this.#child.stdout! }).on('line', (line) => {
-      if (line.startsWith('{"event":')) this.lines.push(JSON.parse(line) as ChaosWorkerLine);
-      else this.#keep(`(stdout) ${line}\n`);
-    });
-    this.#child.stderr!.on('data', (chunk: Buffer) => this.#keep(chunk.toString()));
-    this.exited = new Promise((resolve) => {
-      this.#child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-    });
+  constructor(config: ChaosWorkerConfig) {
+    super(WORKER_SCRIPT, config);
   }
 
   get id(): string {
@@ -49,14 +27,9 @@ export class WorkerProcess {
     return this.lines.some((line) => line.event === 'ready');
   }
 
-  get stderr(): string {
-    return this.#stderr;
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    if (this.exit !== undefined) return;
-    if (signal === 'SIGKILL') this.killedAt = Date.now();
-    this.#child.kill(signal);
+  override signal(signal: NodeJS.Signals): void {
+    if (this.exit === undefined && signal === 'SIGKILL') this.killedAt = Date.now();
+    super.signal(signal);
   }
 
   /** SIGTERM, then its `stopped` line and a clean exit, within `timeoutMs` (else SIGKILL). */
@@ -68,13 +41,9 @@ export class WorkerProcess {
     clearTimeout(timer);
     const stopped = this.lines.find((line): line is Stopped => line.event === 'stopped');
     if (exit.code !== 0 || !stopped) {
-      throw new Error(`worker ${this.id} did not stop cleanly within ${timeoutMs} ms (${JSON.stringify(exit)}):\n${this.#stderr}`);
+      throw new Error(`worker ${this.id} did not stop cleanly within ${timeoutMs} ms (${JSON.stringify(exit)}):\n${this.stderr}`);
     }
     return stopped;
-  }
-
-  #keep(text: string): void {
-    this.#stderr = (this.#stderr + text).slice(-8_000);
   }
 }
 

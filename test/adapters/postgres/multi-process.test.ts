@@ -5,59 +5,33 @@
  * never twice at the same time. Real time is unavoidable across processes: every wait polls
  * with a deadline, none sleeps blindly.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { LineProcess } from '../../../scripts/line-process.js';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
 import type { WorkerConfig, WorkerLine } from '../../fixtures/worker-process.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WORKER_SCRIPT = fileURLToPath(new URL('../../fixtures/worker-process.ts', import.meta.url));
 const QUEUE = 'multi';
 
-type Exit = { code: number | null; signal: NodeJS.Signals | null };
-
-/** One worker process, its stdout lines parsed as they come, its stderr kept for failures. */
-class WorkerProcess {
-  readonly lines: WorkerLine[] = [];
-  readonly exited: Promise<Exit>;
-  exit: Exit | undefined;
-  /** By the test's clock: when the exit was seen (the process was gone by then). */
+/** One worker process; `exitSeenAt` by the test's clock, when its exit was seen (the process
+ *  was gone by then). */
+class WorkerProcess extends LineProcess<WorkerConfig, WorkerLine> {
   exitSeenAt: number | undefined;
-  #stderr = '';
-  readonly #child: ChildProcess;
 
-  constructor(readonly config: WorkerConfig) {
-    this.#child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    createInterface({ input: this.#child.stdout! }).on('line', (line) => {
-      // Anything but the worker's own lines (a stray log) is kept with stderr, for failures.
-      if (line.startsWith('{"event":')) this.lines.push(JSON.parse(line) as WorkerLine);
-      else this.#stderr += `(stdout) ${line}\n`;
-    });
-    this.#child.stderr!.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString()));
-    this.exited = new Promise((resolve) => {
-      this.#child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        this.exitSeenAt = now();
-        resolve(this.exit);
-      });
+  constructor(config: WorkerConfig) {
+    super(WORKER_SCRIPT, config);
+    void this.exited.then(() => {
+      this.exitSeenAt = now();
     });
   }
 
   get id(): string {
     return this.config.workerId;
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    if (this.exit === undefined) this.#child.kill(signal);
   }
 
   /** Throws until the process has said `ready`. */
@@ -67,14 +41,14 @@ class WorkerProcess {
   }
 
   assertAlive(): void {
-    if (this.exit) throw new Error(`worker ${this.id} exited (${JSON.stringify(this.exit)}):\n${this.#stderr}`);
+    if (this.exit) throw new Error(`worker ${this.id} exited (${JSON.stringify(this.exit)}):\n${this.stderr}`);
   }
 
   /** SIGTERM, then the exit; the process must stop cleanly and report its counters. */
   async stop(): Promise<Extract<WorkerLine, { event: 'stopped' }>> {
-    this.kill('SIGTERM');
+    this.signal('SIGTERM');
     const exit = await this.exited;
-    expect(exit, this.#stderr).toEqual({ code: 0, signal: null });
+    expect(exit, this.stderr).toEqual({ code: 0, signal: null });
     const stopped = this.lines.find((line) => line.event === 'stopped');
     if (!stopped) throw new Error(`worker ${this.id} exited without reporting its counters`);
     return stopped;
@@ -164,7 +138,7 @@ describePostgres('worker processes on one database', (url) => {
   afterEach(async () => {
     if (!run) return;
     // A failed test may leave workers running: none may outlive it.
-    for (const w of run.workers) w.kill('SIGKILL');
+    for (const w of run.workers) w.signal('SIGKILL');
     await Promise.all(run.workers.map((w) => w.exited));
     await run.store.close();
     await dropSchema(pool, run.schema);
@@ -282,7 +256,7 @@ describePostgres('worker processes on one database', (url) => {
       `select id::text, lease_expires_at from "${schema}".jobs where state = 'running' and worker_id = 'victim'`,
     );
     expect(leases.map((l) => l.id).sort()).toEqual([...held].sort());
-    victim.kill('SIGKILL');
+    victim.signal('SIGKILL');
     expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
     await until(async () => expect(await countByState()).toEqual({ completed: TOTAL }), [survivor], LEASE_MS + 10_000);
