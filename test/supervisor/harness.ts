@@ -1,8 +1,8 @@
 /**
  * Supervisors on a memory store with a simulated clock, for the feature tests of this folder.
- * `supervisorHarness()` registers an afterEach that stops every supervisor a test made,
- * driving its clock so the grace timer and release writes happen, and fails the test if one
- * will not stop.
+ * `supervisorHarness()` registers an afterEach (`stopSupervisorsAfterEach`) that stops every
+ * supervisor a test made, driving its clock so the grace timer and release writes happen,
+ * and fails the test if one will not stop.
  */
 import { afterEach, expect } from 'vitest';
 import type { SimulatedClock } from 'xstate';
@@ -18,7 +18,9 @@ export interface Harness {
   supervisor: Supervisor;
 }
 
-export function supervisorHarness() {
+/** Registers an afterEach that stops every supervisor given to the function it returns,
+ *  driving that supervisor's clock, and fails the test if one will not stop. */
+export function stopSupervisorsAfterEach(): (supervisor: Supervisor, clock: SimulatedClock) => void {
   const running: Array<{ supervisor: Supervisor; clock: SimulatedClock }> = [];
   afterEach(async () => {
     for (const { supervisor, clock } of running.splice(0)) {
@@ -30,6 +32,13 @@ export function supervisorHarness() {
       expect(stopped, 'supervisor did not stop').toBe(true);
     }
   });
+  return (supervisor, clock) => {
+    running.push({ supervisor, clock });
+  };
+}
+
+export function supervisorHarness() {
+  const track = stopSupervisorsAfterEach();
 
   /** A supervisor of one queue `work`; pass `store` and `clock` to share them with another. */
   function setup(
@@ -40,7 +49,7 @@ export function supervisorHarness() {
     const store = options.store ?? memoryStore({ clock });
     const queue = defineQueue('work', queueOptions);
     const supervisor = createSupervisor({ workerId: 'w1', ...options, store, queues: [queue], clock });
-    running.push({ supervisor, clock });
+    track(supervisor, clock);
     return { clock, store, queue, supervisor };
   }
 

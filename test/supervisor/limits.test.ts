@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SimulatedClock } from 'xstate';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { defineQueue, InvalidOptionError, type Job } from '../../src/index.js';
-import { createSupervisor, type Supervisor } from '../../src/supervisor/supervisor.js';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
+import { stopSupervisorsAfterEach } from './harness.js';
 
-const running: Array<{ supervisor: Supervisor; clock: SimulatedClock }> = [];
-afterEach(async () => {
-  for (const { supervisor, clock } of running.splice(0)) {
-    let stopped = false;
-    void supervisor.stop({ graceMs: 0 }).then(() => { stopped = true; });
-    for (let i = 0; i < 50 && !stopped; i++) await advance(clock, 1_000);
-    expect(stopped, 'supervisor did not stop').toBe(true);
-  }
-});
+const track = stopSupervisorsAfterEach();
 
 /** Handlers that wait until the test releases them, recording what runs at once. */
 function gatedHandlers(clock: SimulatedClock) {
@@ -41,7 +34,7 @@ describe('concurrency keys in the supervisor', () => {
     const queue = defineQueue('sync', { concurrency: 5, handlers: { run: gated.handler } });
     for (const workerId of ['w1', 'w2']) {
       const supervisor = createSupervisor({ store, queues: [queue], clock, workerId, pollIntervalMs: 60_000 });
-      running.push({ supervisor, clock });
+      track(supervisor, clock);
       await supervisor.start();
     }
     await queue.enqueueMany(store, [
@@ -67,7 +60,7 @@ describe('concurrency keys in the supervisor', () => {
     const gated = gatedHandlers(clock);
     const queue = defineQueue('sync', { concurrency: 5, perKeyConcurrency: 2, handlers: { run: gated.handler } });
     const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1' });
-    running.push({ supervisor, clock });
+    track(supervisor, clock);
     await supervisor.start();
     await queue.enqueueMany(store, ['a1', 'a2', 'a3'].map((name) => ({ kind: 'run' as const, payload: { name }, concurrencyKey: 'a' })));
     await settle();
@@ -88,7 +81,7 @@ describe('rate limits in the supervisor', () => {
       handlers: { send: async () => { starts.push(clock.now()); } },
     });
     const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1', pollIntervalMs: 250 });
-    running.push({ supervisor, clock });
+    track(supervisor, clock);
     await supervisor.start();
     const t0 = clock.now();
     await queue.enqueueMany(store, Array.from({ length: 5 }, () => ({ kind: 'send' as const, payload: {} })));

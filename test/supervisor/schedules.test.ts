@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SimulatedClock } from 'xstate';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
 import { defineQueue, defineSchedule, InvalidOptionError, type Job } from '../../src/index.js';
-import { createSupervisor, type Supervisor } from '../../src/supervisor/supervisor.js';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import { advance, createTestClock } from '../support/sim.js';
+import { stopSupervisorsAfterEach } from './harness.js';
 
-const running: Array<{ supervisor: Supervisor; clock: SimulatedClock }> = [];
-afterEach(async () => {
-  for (const { supervisor, clock } of running.splice(0)) {
-    let stopped = false;
-    void supervisor.stop({ graceMs: 0 }).then(() => { stopped = true; });
-    for (let i = 0; i < 50 && !stopped; i++) await advance(clock, 1_000);
-    expect(stopped, 'supervisor did not stop').toBe(true);
-  }
-});
+const track = stopSupervisorsAfterEach();
 
 const MINUTE = 60_000;
 // 2026-11-29T12:00:00Z, on a tick of every schedule below.
@@ -29,7 +22,7 @@ function every5Minutes(options: { catchUp?: boolean } = {}) {
 
 function startSupervisor(store: MemoryStore, clock: SimulatedClock, schedule = every5Minutes(), workerId = 'w1') {
   const supervisor = createSupervisor({ store, queues: [reports], schedules: [schedule], clock, workerId });
-  running.push({ supervisor, clock });
+  track(supervisor, clock);
   return supervisor;
 }
 
@@ -111,7 +104,7 @@ describe('schedules', () => {
       },
     });
     const supervisor = createSupervisor({ store: failing, queues: [reports], schedules: [every5Minutes()], clock, workerId: 'w1' });
-    running.push({ supervisor, clock });
+    track(supervisor, clock);
     await supervisor.start();
     await advance(clock, 1_000);
     down = true;

@@ -1,22 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
 import { defineQueue, PermanentJobError, SkipJobError, type Job } from '../../src/index.js';
 import type { DeadJobAlert } from '../../src/supervisor/alerts.js';
-import { createSupervisor, type Supervisor } from '../../src/supervisor/supervisor.js';
-import type { SimulatedClock } from 'xstate';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
+import { stopSupervisorsAfterEach } from './harness.js';
 
-const running: Array<{ supervisor: Supervisor; clock: SimulatedClock }> = [];
-afterEach(async () => {
-  // A test must not leave a supervisor running: stop each, driving its simulated clock so
-  // the grace timer and the release writes happen, and fail if one will not stop.
-  for (const { supervisor, clock } of running.splice(0)) {
-    let stopped = false;
-    void supervisor.stop({ graceMs: 0 }).then(() => { stopped = true; });
-    for (let i = 0; i < 50 && !stopped; i++) await advance(clock, 1_000);
-    expect(stopped, 'supervisor did not stop').toBe(true);
-  }
-});
+const track = stopSupervisorsAfterEach();
 
 function setup(queueOptions: Parameters<typeof defineQueue>[1], supervisorOptions: Record<string, unknown> = {}) {
   const clock = createTestClock();
@@ -33,7 +23,7 @@ function setup(queueOptions: Parameters<typeof defineQueue>[1], supervisorOption
     },
     ...supervisorOptions,
   });
-  running.push({ supervisor, clock });
+  track(supervisor, clock);
   return { clock, store, queue, supervisor, alerts };
 }
 
@@ -262,7 +252,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
     const store = memoryStore({ clock: storeClock });
     const queue = defineQueue('work', { leaseMs: 3_000, deadlineMs: null, handlers: { j: () => release.promise } });
     const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1' });
-    running.push({ supervisor, clock: workerClock });
+    track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     const drained = supervisor.drain();
     await settle();
@@ -291,7 +281,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
       handlers: { j: () => { answers.push(deferred<string>()); return answers.at(-1)!.promise; } },
     });
     const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1', pollIntervalMs: 100 });
-    running.push({ supervisor, clock: workerClock });
+    track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     const write = deferred<void>();
     const setStates = store.setStatesIfRunning.bind(store);
@@ -334,7 +324,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
       handlers: { j: () => { answers.push(deferred<string>()); return answers.at(-1)!.promise; } },
     });
     const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1', pollIntervalMs: 100 });
-    running.push({ supervisor, clock: workerClock });
+    track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.start();
     await settle();
@@ -404,7 +394,7 @@ describe('supervisor: limits', () => {
     const b = defineQueue('b', { concurrency: 3, gate: 'gpu', handlers: { j: handlerFor('b') } });
     const c = defineQueue('c', { concurrency: 4, handlers: { j: handlerFor('c') } });
     const supervisor = createSupervisor({ store, clock, queues: [a, b, c], gates: { gpu: 2 }, concurrency: 5 });
-    running.push({ supervisor, clock });
+    track(supervisor, clock);
     for (const q of [a, b, c]) await q.enqueueMany(store, Array.from({ length: 30 }, () => ({ kind: 'j' as const, payload: {} })));
     expect(await supervisor.drain()).toBe(90);
     expect(gate.peak).toBe(2);
