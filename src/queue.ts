@@ -6,9 +6,9 @@ import type { ClaimedJob, JobRecord } from './types.js';
 import {
   assertInteger,
   assertJsonPayload,
+  assertKey,
   assertName,
   assertPositiveInt,
-  assertStorableString,
   assertTimerMs,
   assertValidDate,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -172,8 +172,8 @@ export function buildEnqueueJob(
   if (options.priority !== undefined) assertInteger('priority', options.priority);
   if (options.runAt !== undefined) assertValidDate('runAt', options.runAt);
   if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
-  if (options.uniqueKey !== undefined) assertStorableString('uniqueKey', options.uniqueKey);
-  if (options.concurrencyKey !== undefined) assertStorableString('concurrencyKey', options.concurrencyKey);
+  if (options.uniqueKey !== undefined) assertKey('uniqueKey', options.uniqueKey);
+  if (options.concurrencyKey !== undefined) assertKey('concurrencyKey', options.concurrencyKey);
   if (options.expiresAt !== undefined) {
     assertValidDate('expiresAt', options.expiresAt);
     if (options.runAt !== undefined && options.expiresAt <= options.runAt) {

@@ -65,6 +65,21 @@ export function toStorableString(value: string): string {
   return value.replace(UNSTORABLE_CHARACTERS, '\uFFFD');
 }
 
+/** Longest unique or concurrency key, in bytes of UTF-8. The store indexes each with its
+ *  queue name, and an index row holds at most about 2,700 bytes: a longer key would fail the
+ *  claims that index it (every claim of the worker) or the enqueue itself. The store refuses
+ *  longer ones too (a CHECK constraint, migration 0005). */
+export const MAX_KEY_BYTES = 1_000;
+
+/** A unique or concurrency key: a storable string of at most MAX_KEY_BYTES bytes. */
+export function assertKey(what: string, value: unknown): asserts value is string {
+  assertStorableString(what, value);
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_KEY_BYTES) {
+    throw new InvalidOptionError(what, `is ${bytes} bytes of UTF-8, over the limit of ${MAX_KEY_BYTES} (the store indexes it)`);
+  }
+}
+
 export function assertStorableString(what: string, value: unknown): asserts value is string {
   if (typeof value !== 'string' || value.length === 0) throw new InvalidOptionError(what, 'must be a non-empty string');
   const issue = storableStringIssue(value);
@@ -108,6 +123,25 @@ export function jsonIssue(value: unknown, path: string): string | undefined {
   } catch (error) {
     if (error instanceof JsonIssue) return error.message;
     return `${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
+ * `value` read once into plain JSON data (a deep copy through JSON text), or why it cannot be.
+ * What travels on after this holds no getter, toJSON, class or shared reference, so writing it
+ * later can neither throw nor differ from what was checked (a handler may change its result
+ * after returning it). Never throws, whatever `value` is.
+ */
+export function toJsonData(value: unknown, path: string): { value: unknown } | { issue: string } {
+  if (value === undefined || value === null) return { value: null };
+  if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return { value };
+  try {
+    const issue = jsonIssue(value, path);
+    if (issue) return { issue };
+    const text = JSON.stringify(value);
+    return { value: text === undefined ? null : JSON.parse(text) };
+  } catch {
+    return { issue: `${path} cannot be read as JSON (it threw while being read)` };
   }
 }
 

@@ -192,9 +192,14 @@ export interface TransitionCount {
 export interface PruneParams {
   /** Delete completed and skipped jobs (and their history) finished before this time. */
   completedBefore?: Date;
-  /** Delete dead and cancelled jobs (and their history) finished before this time. */
+  /** Delete dead and cancelled jobs (and their history) finished before this time, and the
+   *  dead-job alert dedupe rows whose last alert went out before it. */
   deadBefore?: Date;
 }
+
+/** The answer to `claimAlert`: send, with how many alerts of the key were held back since
+ *  its last one; or do not (this one is counted as held back). */
+export type AlertClaim = { send: true; suppressed: number } | { send: false };
 
 export interface StoreCapabilities {
   /** The store pushes wake-ups when jobs are enqueued (LISTEN/NOTIFY or in-process). */
@@ -268,6 +273,10 @@ export interface JobStore {
    *  one is left to its worker (the result says `deleted: false`). */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
 
+  /** The right to send one dead-job alert for `key`, shared by every worker on the store: at
+   *  most one per `windowMs` per key, by the store's clock. */
+  claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim>;
+
   /** Each schedule's state; names never registered are left out. */
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]>;
   /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
@@ -275,10 +284,11 @@ export interface JobStore {
    *  A tick is enqueued once however many supervisors try, even after its job is gone. */
   enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]>;
 
-  /** Calls `onWake(queue)` when jobs become available, and `onCancel(jobId)` when a cancel
-   *  is requested for a running job (whichever process holds it). Only when
-   *  capabilities.notifications. */
-  subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe>;
+  /** Calls `onWake(queue)` when jobs become available, `onWake()` with no queue when any
+   *  queue may have some (listening again after a lost connection: notifications may have
+   *  been missed), and `onCancel(jobId)` when a cancel is requested for a running job
+   *  (whichever process holds it). Only when capabilities.notifications. */
+  subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe>;
 
   close(): Promise<void>;
 }

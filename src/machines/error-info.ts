@@ -1,32 +1,79 @@
-import { JobvisorError } from '../errors.js';
+import { JobvisorError, PermanentJobError, SkipJobError, SnoozeJobError } from '../errors.js';
 import type { JobErrorInfo } from '../types.js';
 import { toStorableString } from '../validation.js';
 
-/** Turns whatever a handler threw into what the row stores. The stack is kept for
- *  failures; `code` comes from a JobvisorError, else the fallback. Every field is made a
- *  string the store can hold: one it refused would fail its write, and every write batched
- *  with it, forever. */
+/** What a thrown value asks for: a failure (retry while attempts remain), dead at once, a
+ *  skip, or a snooze. */
+export type ThrownVerdict = 'failure' | 'permanent' | 'skip' | 'snooze';
+
+/** What a handler's thrown value asks for. Never throws, whatever was thrown: a revoked
+ *  Proxy makes `instanceof` itself throw, and that is a failure like any other. */
+export function verdictOf(thrown: unknown): ThrownVerdict {
+  if (isInstance(thrown, SnoozeJobError)) return snoozeDelayMs(thrown) === undefined ? 'failure' : 'snooze';
+  if (isInstance(thrown, SkipJobError)) return 'skip';
+  if (isInstance(thrown, PermanentJobError)) return 'permanent';
+  return 'failure';
+}
+
+/** A snooze's delay, or undefined if it cannot be read as one (a subclass's getter). */
+export function snoozeDelayMs(thrown: SnoozeJobError): number | undefined {
+  const delay = attempt(() => thrown.delayMs);
+  return typeof delay === 'number' && delay >= 0 && Number.isFinite(delay) ? delay : undefined;
+}
+
+/** Turns whatever a handler threw into what the row stores, and never throws: a getter that
+ *  throws, a revoked Proxy, an object with no prototype or a cycle each give what can be read
+ *  safely. The stack is kept for failures; `code` comes from a JobvisorError, else the
+ *  fallback. Every field is made a string the store can hold: one it refused would fail its
+ *  write forever. */
 export function toErrorInfo(error: unknown, fallbackCode: string): JobErrorInfo {
-  if (error instanceof Error) {
+  if (isInstance(error, Error)) {
+    const code = isInstance(error, JobvisorError) ? attempt(() => error.code) : undefined;
     const info: JobErrorInfo = {
-      code: storable(error instanceof JobvisorError ? error.code : fallbackCode),
-      message: storable(error.message),
-      name: storable(error.name),
+      code: storable(typeof code === 'string' ? code : fallbackCode),
+      message: storable(textOf(attempt(() => error.message)) ?? UNREADABLE),
+      name: storable(textOf(attempt(() => error.name)) ?? 'Error'),
     };
-    if (error.stack !== undefined) info.stack = storable(error.stack);
+    const stack = textOf(attempt(() => error.stack));
+    if (stack !== undefined) info.stack = storable(stack);
     return info;
   }
-  return { code: storable(fallbackCode), message: storable(typeof error === 'string' ? error : safeString(error)) };
+  return { code: storable(fallbackCode), message: storable(describe(error)) };
 }
 
-function storable(value: unknown): string {
-  return toStorableString(String(value));
-}
+const UNREADABLE = '(the thrown value could not be read)';
 
-function safeString(value: unknown): string {
+function isInstance<T>(value: unknown, type: abstract new (...args: any[]) => T): value is T {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return value instanceof type;
   } catch {
-    return String(value);
+    return false;
   }
+}
+
+/** `read()`, or undefined if it throws. */
+function attempt<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A string as is; anything else that is not a string (a getter returning an object) is left out. */
+function textOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const json = attempt(() => JSON.stringify(value));
+  if (typeof json === 'string') return json;
+  const text = attempt(() => String(value));
+  if (typeof text === 'string') return text;
+  return `${attempt(() => typeof value) ?? 'unknown'} value ${UNREADABLE}`;
+}
+
+function storable(value: string): string {
+  return toStorableString(value);
 }

@@ -19,23 +19,18 @@
  */
 import { and, assign, setup } from 'xstate';
 import type { JobOutcome, Lease } from '../adapters/store.js';
-import {
-  InvalidResultError,
-  JobDeadlineExceeded,
-  JobExpired,
-  PermanentJobError,
-  SkipJobError,
-  SnoozeJobError,
-} from '../errors.js';
+import { isPermanentStoreError } from '../adapters/store-errors.js';
+import { InvalidResultError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
-import { jsonIssue } from '../validation.js';
-import { toErrorInfo } from './error-info.js';
+import { toJsonData } from '../validation.js';
+import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
 import { LazyAbortController } from './lazy-abort.js';
 
 /** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
-  /** Starts the handler; `abort.signal` is its AbortSignal, made on first use. */
-  runHandler(job: ClaimedJob, abort: { readonly signal: AbortSignal }): Promise<unknown>;
+  /** Starts the handler; `abort.signal` is its AbortSignal, made on first use. A plain value
+   *  or a throw (a synchronous handler) counts as its promise would. */
+  runHandler(job: ClaimedJob, abort: { readonly signal: AbortSignal }): unknown;
   writeOutcome(outcome: JobOutcome): Promise<boolean>;
   renewLease(lease: Lease): Promise<boolean>;
   /** The job's handler slot is free: called when the actor leaves `claimed` or `running` for
@@ -131,19 +126,28 @@ function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { s
   if (self.getSnapshot().status === 'active') self.send(event);
 }
 
-/** A write state: send the outcome, wait for the store's answer, retry the write if it threw. */
+/** A write state: send the outcome, wait for the store's answer, retry the write if it threw.
+ *  A write is retried only while it could still apply: once the lease has lapsed by our clock
+ *  the fence refuses it anyway, and a write the store refuses for good (the statement itself
+ *  fails, not the connection) is never retried. Either ends the actor `lost`; the row stays
+ *  `running` until the reaper gives it back. */
 function writeState(target: Exclude<JobActorFinalState, 'lost'>) {
   return {
     entry: 'writeOutcome' as const,
     on: {
       'write.done': [{ guard: 'writeApplied' as const, target }, { target: 'lost' }],
-      'write.failed': { target: `.retryWait` },
+      'write.failed': [{ guard: 'writeRefused' as const, target: 'lost', actions: 'setWriteRefused' as const }, { target: `.retryWait` }],
     },
     initial: 'waiting' as const,
     states: {
       waiting: {},
       retryWait: {
-        after: { writeRetry: { target: 'waiting', reenter: true, actions: 'writeOutcome' as const } },
+        after: {
+          writeRetry: [
+            { guard: 'leaseLapsed' as const, target: '#job.lost', actions: 'setWriteLost' as const },
+            { target: 'waiting', reenter: true, actions: 'writeOutcome' as const },
+          ],
+        },
       },
     },
   };
@@ -167,25 +171,34 @@ export const jobMachine = setup({
     writeApplied: ({ event }) => event.type === 'write.done' && event.applied,
     renewRejected: ({ event }) => event.type === 'lease.renewed' && !event.applied,
     leaseLapsed: ({ context }) => context.ports.now() >= context.leaseValidUntil,
-    isPermanent: ({ event }) => event.type === 'handler.rejected' && event.error instanceof PermanentJobError,
-    isSkip: ({ event }) => event.type === 'handler.rejected' && event.error instanceof SkipJobError,
+    isPermanent: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'permanent',
+    isSkip: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'skip',
     mayRunAgain: ({ context }) => mayRunAgain(context),
     expired: ({ context }) => expired(context),
-    isSnooze: ({ event }) => event.type === 'handler.rejected' && event.error instanceof SnoozeJobError,
+    isSnooze: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'snooze',
+    writeRefused: ({ event }) => event.type === 'write.failed' && isPermanentStoreError(event.error),
   },
   actions: {
     startHandler: ({ context, self }) => {
       let settled: Promise<unknown>;
       try {
-        settled = context.ports.runHandler(context.job, context.abort);
+        // A synchronous handler's value or throw settles as its async form would; so does a
+        // thenable, and one whose `then` cannot even be read.
+        settled = Promise.resolve(context.ports.runHandler(context.job, context.abort));
       } catch (error) {
         settled = Promise.reject(error);
       }
       settled.then(
         (result) => {
-          // A result the store cannot hold would fail its write, and every write batched with it, forever.
-          const issue = jsonIssue(result, 'result');
-          sendIfActive(self, issue ? { type: 'handler.rejected', error: new InvalidResultError(issue) } : { type: 'handler.resolved', result });
+          // Read once, now: a result the store cannot hold, or one changed after it was
+          // returned, must not reach the write (and every write batched with it).
+          const data = toJsonData(result, 'result');
+          sendIfActive(
+            self,
+            'issue' in data
+              ? { type: 'handler.rejected', error: new InvalidResultError(data.issue) }
+              : { type: 'handler.resolved', result: data.value },
+          );
         },
         (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
       );
@@ -241,10 +254,11 @@ export const jobMachine = setup({
       return { error, outcome: { ...lease(context.job), state: 'dead' as const, error } };
     }),
     setSnoozed: assign(({ context, event }) => {
-      const snooze = (event as { error: SnoozeJobError }).error;
+      // The isSnooze guard read the delay already.
+      const delayMs = snoozeDelayMs((event as { error: SnoozeJobError }).error)!;
       // No stack: a snooze is not a failure.
-      const error: JobErrorInfo = { code: snooze.code, message: snooze.message, name: snooze.name };
-      const runAt = new Date(context.ports.now() + snooze.delayMs);
+      const error: JobErrorInfo = { code: 'snoozed', message: `snoozed for ${delayMs} ms`, name: 'SnoozeJobError' };
+      const runAt = new Date(context.ports.now() + delayMs);
       return { error, outcome: { ...lease(context.job), state: 'snoozed' as const, error, runAt } };
     }),
     setExpired: assign(({ context }) => {
@@ -263,6 +277,19 @@ export const jobMachine = setup({
       error: ({ context }) => ({
         code: 'lease_lost',
         message: `job ${context.job.id} attempt ${context.job.attempt}: another worker or the reaper holds the row now`,
+      }),
+    }),
+    setWriteLost: assign({
+      error: ({ context }) => ({
+        code: 'lease_lost',
+        message: `job ${context.job.id} attempt ${context.job.attempt}: its outcome could not be written before its lease ended; the reaper gives the row back`,
+      }),
+    }),
+    setWriteRefused: assign({
+      error: ({ context, event }) => ({
+        ...toErrorInfo(event.type === 'write.failed' ? event.error : event, 'write_refused'),
+        code: 'write_refused',
+        message: `job ${context.job.id} attempt ${context.job.attempt}: the store refused its outcome for good; the reaper gives the row back when its lease ends`,
       }),
     }),
   },

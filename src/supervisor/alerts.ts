@@ -1,4 +1,5 @@
-import type { Clock, JobErrorInfo, JobRecord, Logger } from '../types.js';
+import type { AlertClaim } from '../adapters/store.js';
+import type { JobErrorInfo, JobRecord, Logger } from '../types.js';
 
 /** What the alert sink receives when a job goes dead (attempts spent, permanent error,
  *  deadline on the last attempt, or lease expired with no attempt left). */
@@ -10,7 +11,8 @@ export interface DeadJobAlert {
   detail: string;
   job: JobRecord;
   error: JobErrorInfo | null;
-  /** Alerts with this key that the throttle held back since the last one sent. */
+  /** Alerts with this key that the throttle held back since the last one sent, by any
+   *  worker on the store. */
   suppressed: number;
 }
 
@@ -18,47 +20,59 @@ export type DeadJobSink = (alert: DeadJobAlert) => void | Promise<void>;
 
 export interface DeadJobAlerterOptions {
   sink: DeadJobSink | undefined;
-  /** The same dedupe key alerts at most once per window. */
+  /** The same dedupe key alerts at most once per window, across every worker on the store. */
   throttleMs: number;
-  clock: Clock;
+  /** The store's compare-and-set on the key's row (`JobStore.claimAlert`). */
+  claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim>;
   logger: Logger;
   /** The natural key of a job (the queue's `alertKey`), if it has one. */
   alertKey(job: JobRecord): string | undefined;
 }
 
-/** Calls the sink once per dead job, at most once per dedupe key per throttle window. A sink
- *  that throws is logged, never allowed to disturb the worker. */
+/** Calls the sink once per dead job, at most once per dedupe key per throttle window across
+ *  every worker on the store. A user callback that throws (the queue's alertKey, the sink) is
+ *  logged, never allowed to disturb the worker: a key that cannot be made falls back to the
+ *  queue and kind, and the alert still goes out. If the store cannot be asked, the alert goes
+ *  out too: a duplicate is better than a dead job nobody hears of. */
 export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobRecord, error: JobErrorInfo | null) => void {
-  const lastSent = new Map<string, { at: number; suppressed: number }>();
   return (job, error) => {
-    const { sink, throttleMs, clock, logger } = options;
-    const target = options.alertKey(job) ?? '';
-    const dedupeKey = `job_dead:${job.queue}:${job.kind}:${target}`;
-    const now = clock.now();
-    const last = lastSent.get(dedupeKey);
+    const { sink, throttleMs, logger } = options;
     logger.warn(
       { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, code: error?.code, reason: error?.message },
       'job is dead',
     );
     if (!sink) return;
-    if (last && now - last.at < throttleMs) {
-      last.suppressed += 1;
-      return;
-    }
-    // Forget keys whose window has passed, so the map stays as small as the alert rate.
-    for (const [key, entry] of lastSent) if (now - entry.at >= throttleMs) lastSent.delete(key);
-    lastSent.set(dedupeKey, { at: now, suppressed: 0 });
-    const alert: DeadJobAlert = {
-      kind: 'job_dead',
-      dedupeKey,
-      title: `[${job.queue}/${job.kind}] job ${job.id} is dead`,
-      detail: `job_id=${job.id} attempts=${job.attempt}/${job.maxAttempts}\n${error ? `${error.code}: ${error.message}` : ''}`,
-      job,
-      error,
-      suppressed: last?.suppressed ?? 0,
-    };
-    Promise.resolve()
-      .then(() => sink(alert))
+    const dedupeKey = `job_dead:${job.queue}:${job.kind}:${targetOf(job, options)}`;
+    void options
+      .claimAlert({ key: dedupeKey, windowMs: throttleMs })
+      .catch((storeError: unknown): AlertClaim => {
+        logger.warn({ err: storeError, dedupeKey }, 'the store could not dedupe a dead-job alert; sending it anyway');
+        return { send: true, suppressed: 0 };
+      })
+      .then((claim) => {
+        if (!claim.send) return;
+        const alert: DeadJobAlert = {
+          kind: 'job_dead',
+          dedupeKey,
+          title: `[${job.queue}/${job.kind}] job ${job.id} is dead`,
+          detail: `job_id=${job.id} attempts=${job.attempt}/${job.maxAttempts}\n${error ? `${error.code}: ${error.message}` : ''}`,
+          job,
+          error,
+          suppressed: claim.suppressed,
+        };
+        return sink(alert);
+      })
       .catch((sinkError: unknown) => logger.error({ err: sinkError, dedupeKey }, 'dead-job alert sink failed'));
   };
+}
+
+/** The job's natural key, or '' when the queue has none or its alertKey throws. */
+function targetOf(job: JobRecord, options: DeadJobAlerterOptions): string {
+  try {
+    const key = options.alertKey(job);
+    return typeof key === 'string' ? key : '';
+  } catch (error) {
+    options.logger.error({ err: error, jobId: job.id, queue: job.queue }, "the queue's alertKey threw; the alert goes out keyed by queue and kind");
+    return '';
+  }
 }

@@ -14,10 +14,14 @@ interface Pending<I, O> {
 export interface BatcherOptions {
   /** Most items in one call. Default 1,000. */
   maxBatch?: number;
+  /** A batch that failed with an error this says is the items' own (not the store's state)
+   *  is tried again one item per call, so that one bad item fails alone. Default: never. */
+  isolate?: (error: unknown) => boolean;
 }
 
 export function createBatcher<I, O>(run: BatchRun<I, O>, options: BatcherOptions = {}): (item: I) => Promise<O> {
   const maxBatch = options.maxBatch ?? 1_000;
+  const isolate = options.isolate ?? (() => false);
   let queue: Pending<I, O>[] = [];
   let scheduled = false;
   let inFlight = false;
@@ -35,10 +39,20 @@ export function createBatcher<I, O>(run: BatchRun<I, O>, options: BatcherOptions
       }
       batch.forEach((p, i) => p.resolve(results[i] as O));
     } catch (error) {
-      for (const p of batch) p.reject(error);
+      if (batch.length > 1 && isolate(error)) await Promise.all(batch.map(runAlone));
+      else for (const p of batch) p.reject(error);
     } finally {
       inFlight = false;
       schedule();
+    }
+  };
+
+  const runAlone = async (p: Pending<I, O>): Promise<void> => {
+    try {
+      const [result] = await run([p.item]);
+      p.resolve(result as O);
+    } catch (error) {
+      p.reject(error);
     }
   };
 

@@ -5,21 +5,28 @@
  *     │                └─stop─▶ stopping { draining ─grace─▶ aborting } ─▶ stopped
  *     └─drain─▶ draining { reaping → claiming ⇄ waitingForJobs } ─▶ idle
  *
- * The work itself (planning free slots, calling the store, spawning job actors) lives in the
- * runtime the machine is given; the machine decides only when. Store calls are invoked
- * promises: one per claim round or reaper pass, never per job.
+ * When: a claim is made whenever the planner wants one (some queue has room and may have
+ * work: src/supervisor/claim-planner.ts decides which queues and how many) and none is in
+ * flight, so a slot freed while its queue has due jobs is filled in the next claim round, not
+ * at the next poll. Job actors and the store only tell (events: slots freed, a wake-up for a
+ * queue, the store back); they never call into the decision. A poll or a failed claim's
+ * backoff makes every queue worth asking again. Store calls are invoked promises: one per
+ * claim round or reaper pass, never per job.
  */
-import { and, assign, fromPromise, not, or, setup } from 'xstate';
+import { and, assign, fromPromise, not, setup } from 'xstate';
 
 export interface ClaimRound {
   claimed: number;
-  /** Some queue returned all it asked for: more may be waiting. */
-  full: boolean;
 }
 
 export interface SupervisorRuntime {
+  /** Some queue could take a job now, work or not (drain). */
   hasFreeSlots(): boolean;
-  /** Claims what free slots allow and spawns a job actor for each. */
+  /** Some queue has room and may have due jobs: the planner's call. */
+  wantsClaim(): boolean;
+  /** Due jobs may be waiting in this queue, or in every queue when none is named. */
+  noteWork(queue?: string): void;
+  /** Claims what the planner asks for and spawns a job actor for each. */
   claim(): Promise<ClaimRound>;
   reap(): Promise<number>;
   /** Job actors not yet final, plus a claim still in flight. */
@@ -43,15 +50,15 @@ export interface SupervisorMachineInput {
 interface SupervisorContext extends SupervisorMachineInput {
   graceMs: number;
   failures: number;
-  /** A wake-up or a full claim says jobs may be waiting: claim again when a slot frees. */
-  workLikely: boolean;
 }
 
 export type SupervisorEvent =
   | { type: 'supervisor.start' }
   | { type: 'supervisor.drain' }
   | { type: 'supervisor.stop'; graceMs: number }
-  | { type: 'supervisor.wake' }
+  /** Due jobs may be waiting in `queue` (every queue when absent): an enqueue's notification,
+   *  a keyed job finished, the store reachable again. */
+  | { type: 'supervisor.wake'; queue?: string }
   | { type: 'supervisor.slotsFreed' };
 
 export const supervisorMachine = setup({
@@ -73,17 +80,14 @@ export const supervisorMachine = setup({
   },
   guards: {
     hasFreeSlots: ({ context }) => context.runtime.hasFreeSlots(),
-    workLikely: ({ context }) => context.workLikely,
+    wantsClaim: ({ context }) => context.runtime.wantsClaim(),
     busy: ({ context }) => context.runtime.busy(),
     claimedSome: ({ event }) => 'output' in event && (event.output as ClaimRound).claimed > 0,
   },
   actions: {
-    noteRound: assign({
-      failures: 0,
-      workLikely: ({ context, event }) => context.workLikely || ('output' in event && (event.output as ClaimRound).full),
-    }),
-    noteWake: assign({ workLikely: true }),
-    clearWorkLikely: assign({ workLikely: false }),
+    noteRound: assign({ failures: 0 }),
+    noteWake: ({ context, event }) => context.runtime.noteWork(event.type === 'supervisor.wake' ? event.queue : undefined),
+    noteAllWork: ({ context }) => context.runtime.noteWork(),
     noteClaimFailure: assign({ failures: ({ context }) => context.failures + 1 }),
     reportClaimFailure: ({ context, event }) =>
       context.runtime.claimFailed('error' in event ? event.error : event, context.failures),
@@ -95,7 +99,7 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ ...input, graceMs: 0, failures: 0, workLikely: false }),
+  context: ({ input }) => ({ ...input, graceMs: 0, failures: 0 }),
   initial: 'idle',
   on: {
     'supervisor.stop': { target: '.stopping', actions: 'setGrace' },
@@ -115,34 +119,30 @@ export const supervisorMachine = setup({
           initial: 'claiming',
           states: {
             claiming: {
-              entry: 'clearWorkLikely',
               invoke: {
                 id: 'claim',
                 src: 'claim',
                 input: ({ context }) => context.runtime,
-                onDone: [
-                  {
-                    guard: and(['hasFreeSlots', or(['workLikely', ({ event }) => event.output.full])]),
-                    target: 'claiming',
-                    reenter: true,
-                    actions: 'noteRound',
-                  },
-                  { target: 'waiting', actions: 'noteRound' },
-                ],
+                onDone: { target: 'waiting', actions: 'noteRound' },
                 onError: { target: 'backingOff', actions: ['noteClaimFailure', 'reportClaimFailure'] },
               },
               on: { 'supervisor.wake': { actions: 'noteWake' } },
             },
             waiting: {
-              after: { poll: 'claiming' },
+              // Checked on entry (right after a claim) and after every event: a slot freed, a
+              // wake-up noted. The planner's answer changes only through those.
+              always: { guard: 'wantsClaim', target: 'claiming' },
+              after: { poll: { target: 'claiming', actions: 'noteAllWork' } },
               on: {
-                'supervisor.wake': [{ guard: 'hasFreeSlots', target: 'claiming' }, { actions: 'noteWake' }],
-                'supervisor.slotsFreed': { guard: and(['hasFreeSlots', 'workLikely']), target: 'claiming' },
+                'supervisor.wake': { actions: 'noteWake' },
+                'supervisor.slotsFreed': {},
               },
             },
             backingOff: {
-              after: { errorBackoff: 'claiming' },
-              on: { 'supervisor.wake': { actions: 'noteWake' } },
+              after: { errorBackoff: { target: 'claiming', actions: 'noteAllWork' } },
+              // Heard from the store (a notification, a write or renewal that went through):
+              // it is back, so claim now rather than at the end of a backoff grown long.
+              on: { 'supervisor.wake': { target: 'claiming', actions: 'noteAllWork' } },
             },
           },
         },
@@ -176,6 +176,8 @@ export const supervisorMachine = setup({
           },
         },
         claiming: {
+          // A drain asks every queue with room each round: it runs whatever is due.
+          entry: 'noteAllWork',
           invoke: {
             id: 'claim',
             src: 'claim',

@@ -167,9 +167,9 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       if (!store().capabilities.notifications) ctx.skip();
       const cancels: string[] = [];
       const woken: string[] = [];
-      const stop = await store().subscribe((queue) => woken.push(queue), (id) => cancels.push(id));
+      const stop = await store().subscribe((queue) => woken.push(queue ?? '(any queue)'), (id) => cancels.push(id));
       const deaf: string[] = [];
-      const stopDeaf = await store().subscribe((queue) => deaf.push(queue));
+      const stopDeaf = await store().subscribe((queue) => deaf.push(queue ?? '(any queue)'));
       const pending = await enqueue({ queue: 'other' });
       await enqueue();
       const claimed = await claimOne();

@@ -35,6 +35,17 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
   const idsOf = (jobs: readonly { id: string }[]) => jobs.map((job) => job.id);
 
   describe('concurrency keys', () => {
+    it('of the longest length the library allows (1,000 bytes) are stored, indexed as running and claimed', async () => {
+      const unique = 'u'.repeat(1_000);
+      const key = 'é'.repeat(500);
+      const [a, b] = await enqueue([{ uniqueKey: unique, concurrencyKey: key }, { concurrencyKey: key }]);
+      expect(a).toMatchObject({ uniqueKey: unique, concurrencyKey: key });
+      expect(idsOf(await claim())).toEqual([a!.id]);
+      const [running] = await claim();
+      expect(running).toBeUndefined();
+      expect((await store().getJob({ id: b!.id }))!.state).toBe('pending');
+    });
+
     it('are stored on the row; by default one job per key runs, and jobs without a key are not limited', async () => {
       const [a1, b1, a2, n1, n2] = await enqueue([
         { concurrencyKey: 'a' },
@@ -234,7 +245,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
     it('wake the queues they enqueue into', async (ctx) => {
       if (!store().capabilities.notifications) ctx.skip();
       const woken: string[] = [];
-      const unsubscribe = await store().subscribe((queue) => woken.push(queue));
+      const unsubscribe = await store().subscribe((queue) => woken.push(queue ?? '(any queue)'));
       await advanceOne(advance('nightly', null, 0));
       await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]));
       await vi.waitFor(() => expect(woken).toEqual(['cron']), { timeout: 5_000, interval: 5 });

@@ -26,6 +26,7 @@ import type {
   SqlClient,
 } from '../../src/adapters/store.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
+import { describeAlertConformance } from './conformance-alerts.js';
 import { describeControlConformance } from './conformance-control.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 
@@ -1376,6 +1377,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
 
     describeLimitsConformance(() => ({ store, clock }));
     describeControlConformance(() => ({ store, clock }));
+    describeAlertConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in
@@ -1392,7 +1394,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
       it('wakes subscribers once per queue for each enqueue that creates jobs', async (ctx) => {
         if (!store.capabilities.notifications) ctx.skip();
         const woken: string[] = [];
-        const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+        const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
         await store.enqueueJobs({
           jobs: [
             { queue: 'a', kind: 'k', payload: 1, maxAttempts: 1 },
@@ -1410,7 +1412,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         if (!store.capabilities.notifications) ctx.skip();
         await enqueue({ queue: 'a', uniqueKey: 'k1' });
         const woken: string[] = [];
-        const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+        const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
         expect((await enqueueOne({ queue: 'a', uniqueKey: 'k1' })).created).toBe(false);
         await barrier(woken);
         expect(woken).not.toContain('a');
@@ -1422,7 +1424,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         const job = await enqueue({ queue: 'a' });
         await store.cancelJob({ id: job.id });
         const woken: string[] = [];
-        const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+        const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
         expect((await store.retryJob({ id: job.id }))?.retried).toBe(true);
         await vi.waitFor(() => expect(woken).toEqual(['a']), { timeout: 5_000, interval: 5 });
         await unsubscribe();
@@ -1432,8 +1434,8 @@ export function describeStoreConformance(name: string, factory: StoreConformance
         if (!store.capabilities.notifications) ctx.skip();
         const gone: string[] = [];
         const kept: string[] = [];
-        const unsubscribe = await store.subscribe((queue) => gone.push(queue));
-        const unsubscribeKept = await store.subscribe((queue) => kept.push(queue));
+        const unsubscribe = await store.subscribe((queue) => gone.push(queue ?? '(any queue)'));
+        const unsubscribeKept = await store.subscribe((queue) => kept.push(queue ?? '(any queue)'));
         await enqueue({ queue: 'a' });
         await barrier(kept);
         await vi.waitFor(() => expect(gone).toContain('barrier'), { timeout: 5_000, interval: 5 });

@@ -18,6 +18,7 @@
  */
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
+import { isPermanentStoreError } from '../../src/adapters/store-errors.js';
 import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
@@ -28,7 +29,7 @@ export type JobSnapshot = SnapshotFrom<typeof jobMachine>;
 
 /** No two timers are ever due at once: in `running`, heartbeats 1 000 and 2 000 ms after its
  *  start and the deadline at 2 500; a lease not renewed by one heartbeat has lapsed at the next. */
-export const TIMING = { leaseMs: 1_500, heartbeatMs: 1_000, deadlineMs: 2_500, writeRetryMs: 300, backoffMs: 700 };
+export const TIMING = { leaseMs: 1_500, heartbeatMs: 1_000, deadlineMs: 2_500, writeRetryMs: 700, backoffMs: 700 };
 export const POLICY: JobPolicy = {
   leaseMs: TIMING.leaseMs, heartbeatMs: TIMING.heartbeatMs, deadlineMs: TIMING.deadlineMs, writeRetryMs: TIMING.writeRetryMs,
 };
@@ -53,7 +54,7 @@ export const CONFIGS: readonly JobModelConfig[] = [
   { name: 'no handler, starts at once', maxAttempts: 2, hasHandler: false, waitForStart: false },
   { name: 'claim answered after its lease', maxAttempts: 2, hasHandler: true, waitForStart: false, answeredAfterMs: TIMING.leaseMs + 1 },
   // One attempt: a steal then ends the job (dead) whether or not it expired meanwhile. Its
-  // expiry (1 850) falls on no other timer (sums of 1 000, 2 500 and 300).
+  // expiry (1 850) falls on no other timer (sums of 1 000, 2 500 and 700).
   { name: 'expires while it waits or runs', maxAttempts: 1, hasHandler: true, waitForStart: true, expiresAtMs: 1_850 },
   { name: 'claimed past its expiresAt', maxAttempts: 1, hasHandler: true, waitForStart: false, expiresAtMs: 0 },
 ];
@@ -83,6 +84,8 @@ export interface World {
   stolen: boolean;
   /** The process was paused once, past its lease. */
   paused: boolean;
+  /** The store refused the outcome for good (the statement failed, not the connection). */
+  writeRefused: boolean;
   history: HistoryRow[];
 }
 
@@ -103,6 +106,9 @@ export const HANDLER_ERRORS = {
   SkipJobError: new SkipJobError('nothing to do'),
   SnoozeJobError: new SnoozeJobError(TIMING.backoffMs),
 };
+
+/** What a write that can never succeed fails with: the statement, not the connection. */
+export const REFUSED_WRITE = Object.assign(new Error('index row size 2720 exceeds btree version 4 maximum 2704'), { code: '54000' });
 
 /** The traversal's clock: read by the machine's guards and assigns through `ports.now`. */
 let modelNow = 0;
@@ -176,7 +182,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
     getInitialSnapshot: (scope) => {
       const world: World = {
         now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
-        writeFailed: false, renewed: false, stolen: false, paused: false,
+        writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
       modelNow = world.now;
@@ -210,6 +216,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
       } else if (event.type === 'write.done' || event.type === 'write.failed') {
         world.writeInFlight = false;
         if (event.type === 'write.failed') world.writeFailed = true;
+        if (event.type === 'write.failed' && isPermanentStoreError(event.error)) world.writeRefused = true;
         if (event.type === 'write.done' && !event.applied) steal(world, config.maxAttempts);
       }
       modelNow = world.now;
@@ -236,7 +243,7 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   }
   if (world.writeInFlight) {
     candidates.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
-    candidates.push({ type: 'write.failed', error: new Error('ECONNRESET') });
+    candidates.push({ type: 'write.failed', error: new Error('ECONNRESET') }, { type: 'write.failed', error: REFUSED_WRITE });
   }
   modelNow = world.now;
   const events = candidates.filter((event) => machine.can(event as JobMachineEvent));
@@ -263,17 +270,20 @@ export function serializeModel(snapshot: ModelSnapshot): string {
   const { machine, world } = snapshot;
   const outcome = machine.context.outcome;
   const holdsLease = machine.matches('claimed') || machine.matches('running');
+  // A write is retried only while the lease holds: the lease left matters in write states too.
+  const active = machine.status === 'active';
   return JSON.stringify({
     value: machine.value,
     status: machine.status,
     outcome: outcome && [outcome.state, 'error' in outcome ? outcome.error.code : null],
     stolen: world.stolen,
     paused: world.paused,
+    refused: world.writeRefused,
     write: world.writeInFlight,
     loops: [world.writeFailed, world.renewed],
     timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
+    ...(active && { lease: machine.context.leaseValidUntil - world.now }),
     ...(holdsLease && {
-      lease: machine.context.leaseValidUntil - world.now,
       handler: world.handlerRunning,
       renewal: world.renewalSentAt === null ? null : world.renewalSentAt - world.now,
     }),
@@ -285,6 +295,8 @@ export function serializeEvent(event: ModelEvent): string {
   switch (event.type) {
     case 'handler.rejected':
       return `handler.rejected(${(event.error as Error).name})`;
+    case 'write.failed':
+      return `write.failed(${isPermanentStoreError(event.error) ? 'refused' : 'unreachable'})`;
     case 'lease.renewed':
     case 'write.done':
       return `${event.type}(${event.applied ? 'applied' : 'refused'})`;

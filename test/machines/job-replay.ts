@@ -116,7 +116,7 @@ export async function replayJobPath(
       const handlerDone = !snapshot.matches('claimed') && !snapshot.matches('running');
       expect(slotsFreed, `${at}: slot given back`).toBe(handlerDone ? 1 : 0);
       expect(stored.history, `${at}: stored history`).toEqual(model.world.history);
-      expectRowMatchesActor(at, stored.row, job, snapshot, wallNow() + skew, model.world.stolen);
+      expectRowMatchesActor(at, stored.row, job, snapshot, wallNow() + skew, model.world);
     };
 
     check('after the claim', path.steps[0]!.state);
@@ -174,7 +174,9 @@ export async function replayJobPath(
     }
     expect(actor.getSnapshot().status).toBe('done');
     if (actor.getSnapshot().value === 'lost' && !path.state.world.stolen) {
-      // Lost by a lapsed lease: the row is still ours but expired, and the reaper takes it.
+      // Lost by a lapsed lease, or by a write the store refused for good: the row is still
+      // ours, and the reaper takes it once the lease has ended.
+      if (path.state.world.writeRefused) skew = actor.getSnapshot().context.leaseValidUntil - wallNow() + 1;
       expect(await rescuedHere()).toEqual([job.id]);
     }
   } finally {
@@ -188,7 +190,7 @@ function expectRowMatchesActor(
   job: ClaimedJob,
   snapshot: JobSnapshot,
   storeNow: number,
-  stolen: boolean,
+  { stolen, writeRefused }: { stolen: boolean; writeRefused: boolean },
 ): void {
   const { value, status, context } = snapshot;
   if (status === 'active') {
@@ -199,6 +201,10 @@ function expectRowMatchesActor(
   } else if (value === 'lost') {
     if (stolen) {
       expect(row.leaseToken, `${at}: a lost actor's row is someone else's`).not.toBe(job.leaseToken);
+    } else if (writeRefused) {
+      // Given up without waiting for the lease: the row is still ours, as the lease left it.
+      expect(row, `${at}: a row whose write was refused`).toMatchObject({ state: 'running', leaseToken: job.leaseToken });
+      expect(row.leaseExpiresAt!.getTime(), `${at}: its lease`).toBe(context.leaseValidUntil);
     } else {
       expect(row, `${at}: a lapsed row`).toMatchObject({ state: 'running', leaseToken: job.leaseToken });
       expect(row.leaseExpiresAt!.getTime(), `${at}: a lapsed lease`).toBeLessThan(storeNow);

@@ -22,6 +22,7 @@ import {
   type SupervisorOptions,
 } from '../../src/index.js';
 import { cli, requireBuiltCli } from '../support/cli.js';
+import { createTestClock } from '../support/sim.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../support/postgres.js';
 
 const INJECTIONS = [`x'; drop table jobs; --`, `x"; drop schema public cascade; --`, `x); delete from jobs where (1=1`];
@@ -165,10 +166,18 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
       [{ maxAttempts: 0 }, 'maxAttempts'],
       [{ uniqueKey: '' }, 'uniqueKey'],
       [{ uniqueKey: 'k\u0000' }, 'uniqueKey'],
+      [{ uniqueKey: 'k'.repeat(1_001) }, 'uniqueKey'],
+      [{ uniqueKey: 'k'.repeat(1_048_576) }, 'uniqueKey'],
+      // 501 two-byte characters: 1,002 bytes.
+      [{ concurrencyKey: 'é'.repeat(501) }, 'concurrencyKey'],
+      [{ concurrencyKey: 'c'.repeat(2_700) }, 'concurrencyKey'],
     ];
     for (const [options, option] of cases) {
       await expect(queue.enqueue(store, 'send', {} as never, options)).rejects.toMatchObject({ code: 'invalid_option', option });
     }
+    await expect(queue.enqueue(store, 'send', {} as never, { concurrencyKey: 'c'.repeat(2_700) })).rejects.toThrow(
+      'concurrencyKey: is 2700 bytes of UTF-8, over the limit of 1000 (the store indexes it)',
+    );
     await expectNothingWritten(store);
   });
 }
@@ -193,6 +202,20 @@ describePostgres('bad input on the Postgres store', (url) => {
 
   describe('payloads, names and options', () => {
     refusesBadInput(async () => postgresStore({ pool, schema }));
+  });
+
+  it('the store itself refuses a key too long to index, whoever writes it: one such row can never stop the claims', async () => {
+    const insert = (column: 'unique_key' | 'concurrency_key', bytes: number) =>
+      pool.query(
+        `insert into "${schema}".jobs (queue, kind, payload, run_at, max_attempts, created_at, updated_at, ${column})
+         values ('raw', 'k', '{}', now(), 1, now(), now(), $1)`,
+        ['k'.repeat(bytes)],
+      );
+    await expect(insert('concurrency_key', 2_700)).rejects.toMatchObject({ code: '23514', constraint: 'jobs_concurrency_key_length' });
+    await expect(insert('unique_key', 1_001)).rejects.toMatchObject({ code: '23514', constraint: 'jobs_unique_key_length' });
+    await insert('concurrency_key', 1_000);
+    const store = postgresStore({ pool, schema });
+    expect(await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'raw', limit: 5 }] })).toHaveLength(1);
   });
 
   it.each(INJECTIONS)('a schema named %j is refused before any SQL runs', (name) => {
@@ -278,19 +301,36 @@ describePostgres('bad input on the Postgres store', (url) => {
   });
 });
 
-describe('a backoff that returns no usable delay', () => {
-  it('fails the attempt\'s actor with an error naming the queue, and writes nothing: the job is not wedged', async () => {
-    const store = memoryStore();
-    const queue = defineQueue('q', { handlers: { boom: async () => { throw new Error('boom'); } }, backoff: () => Number.NaN });
-    const { job } = await queue.enqueue(store, 'boom', {} as never);
+describe('a backoff that returns no usable delay, or throws', () => {
+  it('is logged with an error naming the queue, and the default backoff times the retry: the job is not wedged', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const handlers = { boom: async () => { throw new Error('boom'); } };
+    const nan = defineQueue('nan', { handlers, backoff: () => Number.NaN });
+    const throwing = defineQueue('throwing', {
+      handlers,
+      backoff: () => {
+        throw new Error('backoff is broken');
+      },
+    });
+    const jobs = [(await nan.enqueue(store, 'boom', {} as never)).job, (await throwing.enqueue(store, 'boom', {} as never)).job];
     const errors: unknown[] = [];
     const logger: Logger = { debug() {}, info() {}, warn() {}, error: (obj) => void errors.push((obj as { err?: unknown }).err) };
-    const supervisor = createSupervisor({ store, queues: [queue], logger });
-    expect(await supervisor.drain()).toBe(1);
-    expect(errors).toEqual([expect.objectContaining({ code: 'invalid_option', option: 'queue "q" backoff' })]);
-    expect((errors[0] as Error).message).toBe('queue "q" backoff: returned NaN for attempt 1; must return milliseconds from 0 to 3155760000000');
-    // Still running under its lease: the reaper gives it back once the lease expires.
-    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'running', attempt: 1 });
+    const supervisor = createSupervisor({ store, queues: [nan, throwing], logger, clock });
+    expect(await supervisor.drain()).toBe(2);
+    expect(errors).toHaveLength(2);
+    expect((errors as Error[]).map((e) => e.message).sort()).toEqual([
+      'backoff is broken',
+      'queue "nan" backoff: returned NaN for attempt 1; must return milliseconds from 0 to 3155760000000',
+    ]);
+    for (const job of jobs) {
+      const row = (await store.getJob({ id: job.id }))!;
+      expect(row).toMatchObject({ state: 'retrying', attempt: 1, error: { code: 'handler_error', message: 'boom' } });
+      // The default backoff after a first failure: 1 s, the top half jittered.
+      const delay = row.runAt.getTime() - clock.now();
+      expect(delay).toBeGreaterThanOrEqual(500);
+      expect(delay).toBeLessThanOrEqual(1_000);
+    }
     await supervisor.stop({ graceMs: 0 });
   });
 });

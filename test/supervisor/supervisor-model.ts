@@ -1,7 +1,8 @@
 /**
- * The supervisor machine as a model for path enumeration: the machine plus a model of its
- * runtime and the store (jobs waiting, jobs held, a claim or reaper pass in flight, the
- * machine's timers), so that `xstate/graph` offers only what a replay can produce:
+ * The supervisor machine as a model for path enumeration: the machine plus a model of the
+ * supervisor around it and the store (jobs waiting, jobs held, a claim or reaper pass in
+ * flight, whether the queue may have work, the machine's timers), so that `xstate/graph`
+ * offers only what a replay on a real supervisor can produce:
  *
  * - `supervisor.start`, `drain` and `stop` as the API sends them;
  * - a job enqueued, and `supervisor.wake` if the supervisor listens to the store (from
@@ -14,10 +15,14 @@
  * - a held job finishing: its row completed, or released once stop aborted it;
  * - the next timer due.
  *
- * The runtime behaves as the real one (supervisor.ts): a claim is in flight (busy) until the
- * store answers, even if the machine stopped waiting for it, and its jobs are held then; after
- * every claim and every finished job it sends `supervisor.slotsFreed`. The machine's guards
- * ask this model runtime; its actions are recorded, never run.
+ * The world is stated from what the supervisor promises, for one queue: a claim asks for the
+ * free slots while the queue may have work, and a claim that brings back fewer than it asked
+ * for says the queue has none; a wake-up (an enqueue heard, the store answering again after
+ * it failed) says it may; a claim with nothing to ask answers at once without the store. A
+ * claim is in flight (busy) until the store answers, even if the machine stopped waiting for
+ * it, and its jobs are held then; after every claim and every finished job comes
+ * `supervisor.slotsFreed`. The machine's guards ask this model; its actions are recorded,
+ * never run.
  */
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import type { StatePath } from 'xstate/graph';
@@ -42,12 +47,20 @@ export interface SupervisorWorld {
   now: number;
   timers: Timer[];
   storeUp: boolean;
-  /** Due jobs in the store. */
+  /** Due jobs in the store: enqueued, or released by a stop. */
   pending: number;
   /** Jobs claimed by this supervisor and not finished. */
   held: number;
+  /** The queue may have due jobs: until a claim of it came back short, and again after a
+   *  wake-up or a poll. */
+  mayHaveWork: boolean;
+  /** A store call failed since the last that went through: the next success wakes. */
+  storeFailed: boolean;
   /** Of them, those told to abort (abortAll). */
   releasing: number;
+  /** The releases written together: the jobs one abort told to stop share one batched write,
+   *  which the store answers at once for all of them. */
+  releaseBatches: number[];
   /** The store claim in flight: how many it asked for, and the machine's invoke waiting for
    *  it (gone if the machine moved on). */
   claim: { limit: number; invoke: unknown } | null;
@@ -76,8 +89,17 @@ const WAKE = { type: 'supervisor.wake' } as const;
 let current: SupervisorWorld;
 
 const never = () => Promise.reject(new Error('the model records invokes; it never runs them'));
+/** What a claim started now asks for: the free slots, if the queue may have work. */
+function claimLimit(world: SupervisorWorld): number {
+  return world.mayHaveWork ? CONCURRENCY - world.held : 0;
+}
+
 const modelRuntime: SupervisorRuntime = {
   hasFreeSlots: () => current.held < CONCURRENCY,
+  wantsClaim: () => claimLimit(current) > 0,
+  noteWork: () => {
+    current.mayHaveWork = true;
+  },
   busy: () => current.held > 0 || current.claim !== null,
   claim: never,
   reap: never,
@@ -101,7 +123,12 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
     actionExecutor: (action) => {
       if (recordTimerAction(world, action)) return;
       switch (action.type) {
+        case 'noteWake':
+        case 'noteAllWork':
+          world.mayHaveWork = true;
+          break;
         case 'abortAll':
+          if (world.held > world.releasing) world.releaseBatches = [...world.releaseBatches, world.held - world.releasing];
           world.releasing = world.held;
           break;
         case 'drained':
@@ -116,14 +143,26 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
 }
 
 /** Runs the machine on one event: the world sees what it started (a new `claim` child is a
- *  claim the runtime makes now, for the slots free now) and whether a reaper pass waits. */
-function step(snapshot: SupervisorSnapshot, event: AnyEventObject, world: SupervisorWorld, scope: ActorScope<any, any>) {
+ *  claim made now, for what the planner asks now; with nothing to ask it answers at once,
+ *  without the store) and whether a reaper pass waits. */
+function step(snapshot: SupervisorSnapshot, event: AnyEventObject, world: SupervisorWorld, scope: ActorScope<any, any>): SupervisorSnapshot {
   current = world;
   const next = supervisorMachine.transition(snapshot, event as never, recorder(world, scope) as never);
   const invoke = next.children.claim;
-  if (invoke && invoke !== snapshot.children.claim) world.claim = { limit: CONCURRENCY - world.held, invoke };
   world.reapInFlight = next.children.reap !== undefined;
+  if (invoke && invoke !== snapshot.children.claim) {
+    const limit = claimLimit(world);
+    if (limit === 0) return step(next, { type: 'xstate.done.actor.claim', output: { claimed: 0 } satisfies ClaimRound }, world, scope);
+    world.claim = { limit, invoke };
+  }
   return next;
+}
+
+/** A store call went through: after a failure, the supervisor hears the store is back. */
+function storeAnswered(machine: SupervisorSnapshot, world: SupervisorWorld, scope: ActorScope<any, any>): SupervisorSnapshot {
+  if (!world.storeFailed) return machine;
+  world.storeFailed = false;
+  return step(machine, WAKE, world, scope);
 }
 
 function snapshotOf(machine: SupervisorSnapshot, world: SupervisorWorld): ModelSnapshot {
@@ -134,16 +173,23 @@ function reapAnswer(world: SupervisorWorld): AnyEventObject {
   return world.storeUp ? { type: 'xstate.done.actor.reap', output: 0 } : { type: 'xstate.error.actor.reap', error: STORE_DOWN };
 }
 
+/** A reaper pass's answer: the store's news first, then the pass's own. */
+function answerReap(machine: SupervisorSnapshot, world: SupervisorWorld, scope: ActorScope<any, any>): SupervisorSnapshot {
+  if (world.storeUp) machine = storeAnswered(machine, world, scope);
+  else world.storeFailed = true;
+  return step(machine, reapAnswer(world), world, scope);
+}
+
 /** The periodic reaper pass that just started is answered at once. */
 function answerPeriodicReap(machine: SupervisorSnapshot, world: SupervisorWorld, scope: ActorScope<any, any>) {
   if (!world.reapInFlight || !machine.matches({ running: { reaper: 'reaping' } })) return machine;
-  return step(machine, reapAnswer(world), world, scope);
+  return answerReap(machine, world, scope);
 }
 
 const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
   getInitialSnapshot: (scope) => {
     const world: SupervisorWorld = {
-      now: 0, timers: [], storeUp: true, pending: 0, held: 0, releasing: 0, claim: null, reapInFlight: false,
+      now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false,
       stopCalled: false, drained: 0, stopped: false,
     };
     current = world;
@@ -166,21 +212,37 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
       if (!machine.matches('running') && !machine.matches('stopping')) return snapshotOf(machine, world);
       return snapshotOf(step(machine, WAKE, world, scope), world);
     } else if (event.type === 'job.finished') {
-      world.held -= 1;
-      if ((event as FinishEvent).outcome === 'released') world.releasing -= 1;
+      // Its slot is free once the handler is over; then its write goes through (the store's
+      // news), then the actor is done. A release batch finishes all its jobs together.
+      let done = 1;
+      if ((event as FinishEvent).outcome === 'released') {
+        [done = 1, ...world.releaseBatches] = world.releaseBatches;
+        world.releasing -= done;
+        // A released job is due again at once: the next claim may take it.
+        world.pending += done;
+      }
+      world.held -= done;
+      machine = storeAnswered(machine, world, scope);
       return snapshotOf(answerPeriodicReap(step(machine, SLOTS_FREED, world, scope), world, scope), world);
+    } else if (event.type === 'xstate.done.actor.reap' || event.type === 'xstate.error.actor.reap') {
+      return snapshotOf(answerPeriodicReap(answerReap(machine, world, scope), world, scope), world);
     } else if (event.type === 'xstate.done.actor.claim' || event.type === 'xstate.error.actor.claim') {
-      // The claim settles: its jobs are held, slotsFreed goes out, then the answer reaches
-      // the invoke if the machine still waits for it.
-      const invoke = world.claim!.invoke;
+      // The claim settles: the store's news, its jobs held, the queue's work as it answered,
+      // slotsFreed, then the answer reaches the invoke if the machine still waits for it.
+      // The claim is in flight (busy) until its jobs are held.
+      const { invoke, limit } = world.claim!;
       if (event.type === 'xstate.done.actor.claim') {
+        machine = storeAnswered(machine, world, scope);
         const { claimed } = event.output as ClaimRound;
         world.pending -= claimed;
         world.held += claimed;
+        world.mayHaveWork = claimed >= limit;
+      } else {
+        world.storeFailed = true;
       }
       world.claim = null;
       machine = step(machine, SLOTS_FREED, world, scope);
-      if (machine.children.claim !== invoke) return snapshotOf(machine, world);
+      if (machine.children.claim !== invoke) return snapshotOf(answerPeriodicReap(machine, world, scope), world);
     }
     return snapshotOf(answerPeriodicReap(step(machine, event, world, scope), world, scope), world);
   },
@@ -199,8 +261,7 @@ function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
   if (world.storeUp && world.pending < MAX_PENDING) events.push({ type: 'job.enqueued' });
   events.push({ type: world.storeUp ? 'store.down' : 'store.up' });
   if (world.claim) {
-    const claimed = Math.min(world.pending, world.claim.limit);
-    const output: ClaimRound = { claimed, full: world.claim.limit > 0 && claimed >= world.claim.limit };
+    const output: ClaimRound = { claimed: Math.min(world.pending, world.claim.limit) };
     events.push(world.storeUp ? { type: 'xstate.done.actor.claim', output } : { type: 'xstate.error.actor.claim', error: STORE_DOWN });
   }
   // Only a drain's pass waits here: a started supervisor's is answered as it starts.
@@ -219,7 +280,8 @@ function situationKey(snapshot: ModelSnapshot): string {
   const { machine, world } = snapshot;
   return JSON.stringify({
     value: machine.value,
-    workLikely: machine.context.workLikely,
+    mayHaveWork: world.mayHaveWork,
+    storeFailed: world.storeFailed,
     freeSlots: world.held < CONCURRENCY,
     busy: world.held > 0 || world.claim !== null,
     allReleasing: world.releasing === world.held,
@@ -237,11 +299,12 @@ function stateKey(snapshot: ModelSnapshot): string {
     value: machine.value,
     status: machine.status,
     storeUp: world.storeUp,
-    workLikely: c.workLikely,
+    mayHaveWork: world.mayHaveWork,
+    storeFailed: world.storeFailed,
     failures: Math.min(c.failures, backoffSteps),
     pending: world.pending,
     held: world.held,
-    releasing: world.releasing,
+    releasing: world.releaseBatches,
     claim: world.claim && [world.claim.limit, world.claim.invoke === machine.children.claim],
     reap: world.reapInFlight,
     stopCalled: world.stopCalled,
@@ -259,8 +322,7 @@ function serializeModel(snapshot: ModelSnapshot): string {
 function serializeEvent(event: AnyEventObject): string {
   switch (event.type) {
     case 'xstate.done.actor.claim': {
-      const { claimed, full } = event.output as ClaimRound;
-      return `claim(${claimed}${full ? ', full' : ''})`;
+      return `claim(${(event.output as ClaimRound).claimed})`;
     }
     case 'xstate.done.actor.reap':
       return 'reap';

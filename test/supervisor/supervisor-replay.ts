@@ -1,25 +1,28 @@
 /**
- * Replays one path of the supervisor model on a real supervisor actor whose runtime talks to
- * a real store, the way supervisor.ts does: claims and the reaper call the store; a claim
- * stays in flight until the store answers, even after the machine stopped waiting for it;
- * `supervisor.slotsFreed` follows every claim and every finished job. The store answers when
- * the path says so, or is down. After every step: the actor is where the model said, the
- * runtime holds what the model said, and the store's rows agree with the runtime.
+ * Replays one path of the supervisor model on a real supervisor (`createSupervisor`, one
+ * queue of concurrency 2, no prefetch) over a real store, driven only from outside: the API
+ * (start, drain, stop), enqueues, the simulated clock, the handlers' answers, and a store that
+ * answers a claim, a drain's reaper pass or a release when the path says so, or is down.
+ * After every step: the supervisor's actor is where the model said, its counters and the
+ * claim it has in flight are what the model said, and the store's rows agree.
  */
 import { expect } from 'vitest';
-import { createActor, type InspectionEvent } from 'xstate';
-import type { JobStore } from '../../src/adapters/store.js';
-import { type ClaimRound, supervisorMachine, type SupervisorRuntime } from '../../src/supervisor/supervisor-machine.js';
+import type { InspectionEvent } from 'xstate';
+import type { ClaimParams, JobOutcome, JobStore } from '../../src/adapters/store.js';
+import { defineQueue } from '../../src/queue.js';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import type { ClaimedJob, Clock } from '../../src/types.js';
 import { createTestClock, deferred, settle } from '../support/sim.js';
-import { CONCURRENCY, type FinishEvent, MACHINE_INPUT, type ModelSnapshot, STORE_DOWN, type SupervisorPath } from './supervisor-model.js';
+import { interceptStore } from '../support/store-proxy.js';
+import { CONCURRENCY, type FinishEvent, type ModelSnapshot, STORE_DOWN, type SupervisorPath, TIMING } from './supervisor-model.js';
 
 export type StoreFactory = (clock: Clock) => Promise<JobStore>;
 
-const WORKER = 'w1';
 const QUEUE = 'q';
-/** Longer than any path: the reaper must never find this supervisor's own jobs expired. */
-const LEASE_MS = 3_600_000;
+
+interface Held<T> {
+  answer: ReturnType<typeof deferred<T>>;
+}
 
 export async function replaySupervisorPath(
   path: SupervisorPath,
@@ -27,113 +30,104 @@ export async function replaySupervisorPath(
   inspect: (event: InspectionEvent) => void,
 ): Promise<void> {
   const clock = createTestClock();
-  const store = await createStore(clock);
+  const base = await createStore(clock);
   let storeUp = true;
-  const held: ClaimedJob[] = [];
-  const releasing = new Set<string>();
-  const finished = { completed: 0, released: 0 };
+  /** The claim the supervisor has sent, waiting for the path to answer it. */
+  let claim: (Held<void> & { params: ClaimParams }) | undefined;
+  let drainReap: Held<void> | undefined;
+  /** Release batches waiting for the path, each with the jobs it writes. */
+  const releases: Array<Held<void> & { outcomes: readonly JobOutcome[] }> = [];
+  const releasing = () => releases.reduce((n, r) => n + r.outcomes.length, 0);
+  const handlers = new Map<string, ReturnType<typeof deferred<unknown>>>();
+  const finished = { completed: 0 };
   let pending = 0;
-  let claim: { limit: number; answer: ReturnType<typeof deferred<ClaimRound>> } | undefined;
-  let drainReap: ReturnType<typeof deferred<number>> | undefined;
-  let drained = 0;
-  let stopped = false;
-  /** As the real supervisor: it listens to the store's wake-ups from start() until stopped. */
-  let subscribed = false;
 
-  const runtime: SupervisorRuntime = {
-    hasFreeSlots: () => held.length < CONCURRENCY,
-    busy: () => held.length > 0 || claim !== undefined,
-    claim: () => {
-      claim = { limit: CONCURRENCY - held.length, answer: deferred<ClaimRound>() };
-      return claim.answer.promise;
+  const down = () => {
+    if (!storeUp) throw STORE_DOWN;
+  };
+  const store = interceptStore(base, {
+    claimJobs: async (params) => {
+      claim = { params, answer: deferred<void>() };
+      await claim.answer.promise;
+      claim = undefined;
+      down();
+      return base.claimJobs(params);
     },
-    reap: () => {
+    rescueExpiredJobs: async () => {
       // A started supervisor's periodic pass is answered at once (see the model); a drain's
       // waits for the path.
-      if (actor.getSnapshot().matches({ running: { reaper: 'reaping' } })) return reapNow();
-      drainReap = deferred<number>();
-      return drainReap.promise;
+      if (supervisor.actor.getSnapshot().matches('draining')) {
+        drainReap = { answer: deferred<void>() };
+        await drainReap.answer.promise;
+        drainReap = undefined;
+      }
+      down();
+      return base.rescueExpiredJobs();
     },
-    abortAll: () => held.forEach((job) => releasing.add(job.id)),
-    claimFailed: () => {},
-    reapFailed: () => {},
-    drained: () => {
-      drained += 1;
+    setStatesIfRunning: async (params) => {
+      // A release (stop past its grace period) is written when the path says so; a completion
+      // as its handler answers.
+      if (params.outcomes.some((outcome) => outcome.state !== 'completed')) {
+        const release = { outcomes: params.outcomes, answer: deferred<void>() };
+        releases.push(release);
+        await release.answer.promise;
+      }
+      down();
+      return base.setStatesIfRunning(params);
     },
-    stopped: () => {
-      stopped = true;
-      subscribed = false;
+  });
+
+  const queue = defineQueue(QUEUE, {
+    concurrency: CONCURRENCY,
+    // No timer of a job's own fires during a path.
+    leaseMs: 3_600_000,
+    deadlineMs: null,
+    handlers: {
+      k: (job) => {
+        const answer = deferred<unknown>();
+        handlers.set(job.id, answer);
+        return answer.promise;
+      },
     },
-  };
-  const actor = createActor(supervisorMachine, { clock, inspect, input: { ...MACHINE_INPUT, runtime } });
+  });
+  const supervisor = createSupervisor({
+    store,
+    queues: [queue],
+    clock,
+    inspect,
+    workerId: 'w1',
+    prefetchWindowMs: 0,
+    pollIntervalMs: TIMING.pollIntervalMs,
+    reaperIntervalMs: TIMING.reaperIntervalMs,
+    errorBackoffMs: TIMING.errorBackoffMs,
+    maxErrorBackoffMs: TIMING.maxErrorBackoffMs,
+  });
 
-  async function reapNow(): Promise<number> {
-    if (!storeUp) throw STORE_DOWN;
-    return (await store.rescueExpiredJobs()).length;
-  }
-
-  /** As the real claim: the store call, its jobs held, then slotsFreed, then the answer. */
-  async function answerClaim(): Promise<void> {
-    const { limit, answer } = claim!;
-    let round: ClaimRound | undefined;
-    let error: unknown;
-    try {
-      if (!storeUp) throw STORE_DOWN;
-      const jobs = limit > 0 ? await store.claimJobs({ workerId: WORKER, leaseMs: LEASE_MS, queues: [{ queue: QUEUE, limit }] }) : [];
-      held.push(...jobs);
-      pending -= jobs.length;
-      round = { claimed: jobs.length, full: limit > 0 && jobs.length >= limit };
-    } catch (e) {
-      error = e;
-    }
-    claim = undefined;
-    queueMicrotask(() => actor.send({ type: 'supervisor.slotsFreed' }));
-    if (round) answer.resolve(round);
-    else answer.reject(error);
-  }
-
-  async function finishJob(outcome: FinishEvent['outcome']): Promise<void> {
-    const job = held.find((j) => releasing.has(j.id) === (outcome === 'released'))!;
-    const write =
-      outcome === 'completed'
-        ? { id: job.id, leaseToken: job.leaseToken, state: 'completed' as const, result: null }
-        : {
-            id: job.id, leaseToken: job.leaseToken, state: 'retrying' as const, runAt: new Date(clock.now()),
-            error: { code: 'worker_shutdown', message: 'the worker stopped before the attempt finished' },
-          };
-    expect(await store.setStatesIfRunning({ outcomes: [write] }), `the ${outcome} write of job ${job.id}`).toEqual([true]);
-    held.splice(held.indexOf(job), 1);
-    releasing.delete(job.id);
-    finished[outcome] += 1;
-    actor.send({ type: 'supervisor.slotsFreed' });
-  }
+  const runningRows = async (): Promise<ClaimedJob[]> => (await base.listJobs({ queue: QUEUE, state: 'running' })) as ClaimedJob[];
 
   const check = async (at: string, model: ModelSnapshot) => {
-    const snapshot = actor.getSnapshot();
+    const snapshot = supervisor.actor.getSnapshot();
     expect(snapshot.value, `${at}: supervisor state`).toEqual(model.machine.value);
     const { world } = model;
+    const running = supervisor.counters.getSnapshot().context.queues[QUEUE]!.running;
     expect(
-      { held: held.length, releasing: releasing.size, pending, claimLimit: claim?.limit ?? null, drained: drained > 0, stopped },
-      `${at}: runtime`,
-    ).toEqual({
-      held: world.held, releasing: world.releasing, pending: world.pending, claimLimit: world.claim?.limit ?? null,
-      drained: world.drained > 0, stopped: world.stopped,
-    });
-    // Past the grace period every job this supervisor holds has been told to abort.
-    if (snapshot.matches({ stopping: 'aborting' })) expect(releasing.size, `${at}: jobs left running after the grace period`).toBe(held.length);
-    const counts = Object.fromEntries((await store.countJobs()).map((c) => [c.state, c.count]));
-    expect(counts, `${at}: rows by state`).toEqual(
-      Object.fromEntries(
-        Object.entries({ pending, running: held.length, completed: finished.completed, retrying: finished.released }).filter(([, n]) => n > 0),
-      ),
-    );
-    for (const job of held) {
-      expect(await store.getJob({ id: job.id }), `${at}: held job ${job.id}`).toMatchObject({ state: 'running', workerId: WORKER, leaseToken: job.leaseToken });
+      { held: running, releasing: releasing(), pending, claimLimit: claim?.params.queues[0]?.limit ?? null },
+      `${at}: supervisor`,
+    ).toEqual({ held: world.held, releasing: world.releasing, pending: world.pending, claimLimit: world.claim?.limit ?? null });
+    // Past the grace period every job this supervisor holds has been told to stop: each
+    // waits for its release to be written.
+    if (snapshot.matches({ stopping: 'aborting' })) expect(releasing(), `${at}: jobs left running after the grace period`).toBe(running);
+    const rows = { waiting: 0, running: 0, completed: 0 };
+    for (const { state: rowState, count } of await base.countJobs()) {
+      if (rowState === 'pending' || rowState === 'retrying') rows.waiting += count;
+      else if (rowState === 'running' || rowState === 'completed') rows[rowState] += count;
+      else throw new Error(`${at}: a row ${rowState}`);
     }
+    expect(rows, `${at}: rows by state`).toEqual({ waiting: world.pending, running: world.held, completed: finished.completed });
+    for (const row of await runningRows()) expect(row.workerId, `${at}: running job ${row.id}`).toBe('w1');
   };
 
   try {
-    actor.start();
     await check('at the start', path.steps[0]!.state);
     for (const [i, { event, state }] of path.steps.entries()) {
       if (i === 0) continue;
@@ -144,39 +138,53 @@ export async function replaySupervisorPath(
           storeUp = event.type === 'store.up';
           break;
         case 'job.enqueued':
-          await store.enqueueJobs({ jobs: [{ queue: QUEUE, kind: 'k', payload: { step: i }, maxAttempts: 3 }] });
+          await base.enqueueJobs({ jobs: [{ queue: QUEUE, kind: 'k', payload: { step: i }, maxAttempts: 3 }] });
           pending += 1;
-          if (subscribed) actor.send({ type: 'supervisor.wake' });
           break;
         case 'supervisor.start':
-          subscribed = true;
-          actor.send({ type: 'supervisor.start' });
+          void supervisor.start();
+          break;
+        case 'supervisor.drain':
+          void supervisor.drain();
+          break;
+        case 'supervisor.stop':
+          void supervisor.stop({ graceMs: TIMING.graceMs });
           break;
         case 'xstate.done.actor.claim':
-        case 'xstate.error.actor.claim':
-          await answerClaim();
+        case 'xstate.error.actor.claim': {
+          const limit = claim!.params.queues[0]!.limit;
+          claim!.answer.resolve();
+          if (storeUp) pending -= Math.min(pending, limit);
           break;
+        }
         case 'xstate.done.actor.reap':
         case 'xstate.error.actor.reap':
-          reapNow().then(drainReap!.resolve, drainReap!.reject);
+          drainReap!.answer.resolve();
           break;
         case 'job.finished':
-          await finishJob((event as FinishEvent).outcome);
-          break;
-        default:
-          if (event.type.startsWith('xstate.after.')) {
-            const timer = before.timers.find((t) => t.event.type === event.type)!;
-            clock.increment(timer.dueAt - before.now);
+          if ((event as FinishEvent).outcome === 'released') {
+            const release = releases.shift()!;
+            release.answer.resolve();
+            pending += release.outcomes.length;
           } else {
-            actor.send(event as never);
+            // A job of this supervisor whose release is not waiting: its handler answers.
+            const released = new Set(releases.flatMap((r) => r.outcomes.map((o) => o.id)));
+            const job = (await runningRows()).find((row) => !released.has(row.id))!;
+            handlers.get(job.id)!.resolve(null);
+            finished.completed += 1;
           }
+          break;
+        default: {
+          const timer = before.timers.find((t) => t.event.type === event.type)!;
+          clock.increment(timer.dueAt - before.now);
+        }
       }
-      await settle(3);
+      await settle();
       await check(`step ${i} (${event.type})`, state);
     }
-    expect(actor.getSnapshot().status).toBe('done');
+    expect(supervisor.actor.getSnapshot().status).toBe('done');
   } finally {
-    actor.stop();
-    await store.close();
+    for (const release of releases) release.answer.resolve();
+    await base.close();
   }
 }

@@ -11,6 +11,7 @@ import { InvalidOptionError, JobExpired } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import type {
+  AlertClaim,
   ClaimParams,
   ClaimQueue,
   CountJobTransitionsParams,
@@ -50,7 +51,7 @@ const DEFAULT_LIST_LIMIT = 50;
 const DEFAULT_EVENTS_LIMIT = 100;
 
 interface Subscription {
-  onWake: (queue: string) => void;
+  onWake: (queue?: string) => void;
   onCancel: ((jobId: string) => void) | undefined;
 }
 
@@ -68,6 +69,8 @@ export class MemoryStore implements JobStore {
   readonly #subscriptions = new Set<Subscription>();
   /** Per schedule, its last enqueued tick. */
   readonly #schedules = new Map<string, Date>();
+  /** Per dead-job alert dedupe key, when its last alert went out and how many were held back since. */
+  readonly #alerts = new Map<string, { sentAt: number; suppressed: number }>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
   #nextId = 1;
@@ -309,6 +312,7 @@ export class MemoryStore implements JobStore {
       this.#forget(job);
       pruned += 1;
     }
+    if (deadBefore !== undefined) for (const [key, alert] of this.#alerts) if (alert.sentAt < deadBefore) this.#alerts.delete(key);
     return pruned;
   }
 
@@ -362,6 +366,17 @@ export class MemoryStore implements JobStore {
     return { job: copyJob(job), deleted: true };
   }
 
+  async claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim> {
+    const now = this.#now().getTime();
+    const last = this.#alerts.get(params.key);
+    if (last && last.sentAt > now - params.windowMs) {
+      last.suppressed += 1;
+      return { send: false };
+    }
+    this.#alerts.set(params.key, { sentAt: now, suppressed: 0 });
+    return { send: true, suppressed: last?.suppressed ?? 0 };
+  }
+
   async getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
     return [...new Set(params.names)]
       .filter((name) => this.#schedules.has(name))
@@ -387,7 +402,7 @@ export class MemoryStore implements JobStore {
     return applied;
   }
 
-  async subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+  async subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
     const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
     return async () => {

@@ -1,24 +1,30 @@
 /**
  * LISTEN on a connection of its own, taken from the pool and held. When it drops (server
  * restart, network, pg_terminate_backend) it is replaced, with a growing delay between
- * attempts; wake-ups sent meanwhile are lost, which the supervisor's polling covers.
+ * attempts of at most a second. Wake-ups sent meanwhile are lost: once it listens again it
+ * says so (`onReconnect`), and the supervisor claims at once, whatever its claim backoff has
+ * grown to during the outage.
  */
 import type pg from 'pg';
 import type { Logger } from '../../types.js';
 
 const FIRST_RETRY_MS = 100;
-const MAX_RETRY_MS = 10_000;
+/** A connection attempt a second while the server is away is cheap, and bounds how late
+ *  work resumes after it is back. */
+const MAX_RETRY_MS = 1_000;
 
 export interface PgListenOptions {
   pool: pg.Pool;
   channel: string;
   onNotify: (payload: string) => void;
+  /** Listening again after the connection dropped: notifications may have been missed. */
+  onReconnect?: () => void;
   logger: Logger | undefined;
 }
 
 /** Resolves once the first LISTEN succeeded (rejects if it failed), with a stop function. */
 export async function pgListen(options: PgListenOptions): Promise<() => Promise<void>> {
-  const { pool, channel, onNotify, logger } = options;
+  const { pool, channel, onNotify, onReconnect, logger } = options;
   let current: pg.PoolClient | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let retryMs = FIRST_RETRY_MS;
@@ -58,7 +64,9 @@ export async function pgListen(options: PgListenOptions): Promise<() => Promise<
       connect().then(
         () => {
           retryMs = FIRST_RETRY_MS;
-          if (!stopped) logger?.info({ channel }, 'jobvisor: LISTEN re-established');
+          if (stopped) return;
+          logger?.info({ channel }, 'jobvisor: LISTEN re-established');
+          onReconnect?.();
         },
         (error: unknown) => {
           if (stopped) return;

@@ -53,7 +53,7 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
     schema,
     clock: options.clock,
     notifyDebounceMs,
-    listen: (onQueue) => pgListen({ pool, channel: schema.channel, onNotify: onQueue, logger: options.logger }),
+    listen: (onQueue, onReconnect) => pgListen({ pool, channel: schema.channel, onNotify: onQueue, onReconnect, logger: options.logger }),
     release: async () => {
       if (pool !== options.pool) await pool.end();
     },

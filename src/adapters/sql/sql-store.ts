@@ -4,6 +4,7 @@
  */
 import type { ClaimedJob, Clock, JobEvent, JobRecord } from '../../types.js';
 import type {
+  AlertClaim,
   ClaimParams,
   CountJobTransitionsParams,
   EnqueueJob,
@@ -30,6 +31,7 @@ import type {
 } from '../store.js';
 import { migrate } from './migrate.js';
 import { cancelJob } from './queries/cancel-job.js';
+import { claimAlert } from './queries/claim-alert.js';
 import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { deleteJob } from './queries/delete-job.js';
@@ -158,6 +160,10 @@ export class SqlJobStore implements JobStore {
     return deleteJob(this.#ctx, params);
   }
 
+  claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim> {
+    return claimAlert(this.#ctx, params);
+  }
+
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
     return getSchedules(this.#ctx, params);
   }
@@ -166,7 +172,7 @@ export class SqlJobStore implements JobStore {
     return enqueueScheduledJobs(this.#ctx, params);
   }
 
-  subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+  subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
     return this.#wakes.subscribe(onWake, onCancel);
   }
 

@@ -25,11 +25,12 @@ export function notifyDebounceOption(value: unknown): number {
   return value;
 }
 
-/** Starts listening; resolves once notifications are heard, with a function that stops. */
-export type Listen = (onQueue: (queue: string) => void) => Promise<() => Promise<void>>;
+/** Starts listening; resolves once notifications are heard, with a function that stops.
+ *  `onReconnect`: listening again after a lost connection (notifications may have been missed). */
+export type Listen = (onQueue: (queue: string) => void, onReconnect: () => void) => Promise<() => Promise<void>>;
 
 interface Subscription {
-  onWake: (queue: string) => void;
+  onWake: (queue?: string) => void;
   onCancel: ((jobId: string) => void) | undefined;
 }
 
@@ -51,7 +52,7 @@ export class WakeHub {
     this.#debounceMs = debounceMs;
   }
 
-  async subscribe(onWake: (queue: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
+  async subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
     const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
     try {
@@ -73,7 +74,10 @@ export class WakeHub {
   }
 
   #startListening(): Promise<unknown> {
-    this.#listening ??= this.#listen((payload) => this.#notified(payload)).catch((error: unknown) => {
+    this.#listening ??= this.#listen(
+      (payload) => this.#notified(payload),
+      () => this.#deliver(undefined),
+    ).catch((error: unknown) => {
       this.#listening = undefined;
       throw error;
     });
@@ -129,7 +133,8 @@ export class WakeHub {
     this.#windows.set(queue, window);
   }
 
-  #deliver(queue: string): void {
+  /** `undefined`: every queue (after a reconnect). */
+  #deliver(queue: string | undefined): void {
     for (const subscription of this.#subscriptions) {
       // One microtask per subscriber, as the memory store does: one that throws does not
       // starve the others, and an unsubscribe before the microtask runs is honoured.

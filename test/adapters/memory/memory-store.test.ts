@@ -80,7 +80,7 @@ describe('memoryStore', () => {
   it('wakes each subscriber once per queue per call, after the call returns', async () => {
     const store = memoryStore();
     const woken: string[] = [];
-    await store.subscribe((queue) => woken.push(queue));
+    await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     await store.subscribe((queue) => woken.push(`second:${queue}`));
     const pending = store.enqueueJobs({
       jobs: [
@@ -102,7 +102,7 @@ describe('memoryStore', () => {
     const enqueued = store.enqueueJobs({ jobs: [{ ...job, payload: 1 }] });
     await unsubscribe();
     await enqueued;
-    await store.subscribe((queue) => woken.push(queue));
+    await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     await store.close();
     await store.enqueueJobs({ jobs: [{ ...job, payload: 2 }] });
     await new Promise((resolve) => setImmediate(resolve));

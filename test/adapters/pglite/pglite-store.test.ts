@@ -53,7 +53,7 @@ describe('pgliteStore', () => {
     const store = pgliteStore({ db, schema, notifyDebounceMs: 0 });
     await store.migrate();
     const woken: string[] = [];
-    const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+    const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     let rolledBack = '';
     await db.transaction(async (tx) => {
       rolledBack = (await store.enqueueJobs({ jobs: [{ ...job, queue: 'tx-rollback' }], client: tx }))[0]!.job.id;
@@ -70,7 +70,7 @@ describe('pgliteStore', () => {
   it('sends one wake-up per queue for a bulk enqueue', async () => {
     const store = pgliteStore({ db, schema, notifyDebounceMs: 0 });
     const woken: string[] = [];
-    const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+    const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     await store.enqueueJobs({ jobs: Array.from({ length: 50 }, (_, i) => ({ ...job, queue: i % 2 ? 'bulk-a' : 'bulk-b' })) });
     await store.enqueueJobs({ jobs: [{ ...job, queue: 'bulk-end' }] });
     await vi.waitFor(() => expect(woken).toContain('bulk-end'), { timeout: 5_000, interval: 5 });

@@ -192,7 +192,7 @@ describePostgres('postgresStore', (url) => {
     it('sends one NOTIFY per queue for a bulk enqueue', async () => {
       const store = postgresStore({ pool, schema, notifyDebounceMs: 0 });
       const woken: string[] = [];
-      const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+      const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
       await store.enqueueJobs({
         jobs: Array.from({ length: 100 }, (_, i) => ({ ...job, queue: i % 2 ? 'bulk-a' : 'bulk-b' })),
       });
@@ -206,7 +206,7 @@ describePostgres('postgresStore', (url) => {
     it('a job enqueued in a transaction exists, and wakes anyone, only once it commits', async () => {
       const store = postgresStore({ pool, schema, notifyDebounceMs: 0 });
       const woken: string[] = [];
-      const unsubscribe = await store.subscribe((queue) => woken.push(queue));
+      const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
       const client = await pool.connect();
       try {
         await client.query('begin');

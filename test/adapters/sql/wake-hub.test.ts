@@ -4,10 +4,11 @@ import { InvalidOptionError } from '../../../src/errors.js';
 
 /** A listen function that the test drives: `send(queue)` is a NOTIFY arriving. */
 function fakeListen() {
-  const state = { starts: 0, stops: 0, send: (_queue: string) => {} };
-  const listen = async (onQueue: (queue: string) => void) => {
+  const state = { starts: 0, stops: 0, send: (_queue: string) => {}, reconnect: () => {} };
+  const listen = async (onQueue: (queue: string) => void, onReconnect: () => void) => {
     state.starts += 1;
     state.send = onQueue;
+    state.reconnect = onReconnect;
     return async () => {
       state.stops += 1;
     };
@@ -32,7 +33,7 @@ describe('WakeHub', () => {
     const { state, listen } = fakeListen();
     const hub = new WakeHub(listen, 10);
     const woken: string[] = [];
-    await hub.subscribe((queue) => woken.push(queue));
+    await hub.subscribe((queue) => woken.push(queue ?? '(any queue)'));
 
     state.send('a');
     await flush();
@@ -59,7 +60,7 @@ describe('WakeHub', () => {
     const { state, listen } = fakeListen();
     const hub = new WakeHub(listen, 0);
     const woken: string[] = [];
-    await hub.subscribe((queue) => woken.push(queue));
+    await hub.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     state.send('a');
     state.send('a');
     await flush();
@@ -67,13 +68,24 @@ describe('WakeHub', () => {
     await hub.close();
   });
 
+  it('wakes every subscriber for any queue when it listens again after a lost connection, even within a window', async () => {
+    const { state, listen } = fakeListen();
+    const hub = new WakeHub(listen, 10);
+    const woken: string[] = [];
+    await hub.subscribe((queue) => woken.push(queue ?? '(any queue)'));
+    state.send('a');
+    state.reconnect();
+    await flush();
+    expect(woken).toEqual(['a', '(any queue)']);
+  });
+
   it('listens once for all subscribers and stops after the last one leaves', async () => {
     const { state, listen } = fakeListen();
     const hub = new WakeHub(listen, 0);
     const first: string[] = [];
     const second: string[] = [];
-    const leaveFirst = await hub.subscribe((queue) => first.push(queue));
-    const leaveSecond = await hub.subscribe((queue) => second.push(queue));
+    const leaveFirst = await hub.subscribe((queue) => first.push(queue ?? '(any queue)'));
+    const leaveSecond = await hub.subscribe((queue) => second.push(queue ?? '(any queue)'));
     expect(state.starts).toBe(1);
     state.send('a');
     await flush();

@@ -2,8 +2,9 @@ import type { PruneParams } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
 
-/** Retention: finished jobs older than their cutoff, and their history, in one statement.
- *  A null cutoff matches nothing. */
+/** Retention: finished jobs older than their cutoff, and their history, in one statement;
+ *  with the dead cutoff, the alert dedupe rows whose last alert is older. A null cutoff
+ *  matches nothing. */
 const PRUNE_JOBS = defineStatement(
   'prune_jobs',
   (s) => `
@@ -15,6 +16,9 @@ with pruned as (
 ),
 history as (
   delete from ${s.quoted}.job_events where job_id in (select id from pruned)
+),
+alerts as (
+  delete from ${s.quoted}.alerts where sent_at < $2::timestamptz
 )
 select count(*)::int as count from pruned
 `,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineQueue } from '../../src/queue.js';
-import { Slots } from '../../src/supervisor/slots.js';
+import { ClaimPlanner } from '../../src/supervisor/claim-planner.js';
 
 function clock(start = 0) {
   let now = start;
@@ -9,18 +9,18 @@ function clock(start = 0) {
 
 const handlers = { j: async () => null };
 
-describe('slots', () => {
+describe('claim planner', () => {
   it('asks for free slots only until a start rate is measured', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 4, handlers });
-    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 500 }, c);
     expect(slots.plan()).toEqual([{ queue: 'q', limit: 4, leaseMs: 120_000 }]);
   });
 
   it('prefetches what the queue starts in the window, up to the maximum, minus what it holds', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 4, handlers });
-    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 30 }, c);
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 30 }, c);
     // 200 starts in 100 ms: 2 per ms. The first window averages with zero: 1 per ms → 50.
     for (let i = 0; i < 200; i++) { slots.start(q); slots.release(q); }
     c.advance(100);
@@ -32,7 +32,7 @@ describe('slots', () => {
   it('gives a slow queue no prefetch', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 2, handlers });
-    const slots = new Slots([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 500 }, c);
     for (let i = 0; i < 3; i++) { slots.start(q); slots.release(q); c.advance(1_000); slots.plan(); }
     expect(slots.plan()).toEqual([{ queue: 'q', limit: 2, leaseMs: 120_000 }]);
   });
@@ -41,7 +41,7 @@ describe('slots', () => {
     const c = clock();
     const a = defineQueue('a', { concurrency: 3, gate: 'gpu', handlers });
     const b = defineQueue('b', { concurrency: 3, gate: 'gpu', handlers });
-    const slots = new Slots([a, b], 10, { gpu: 2 }, { windowMs: 0, max: 0 }, c);
+    const slots = new ClaimPlanner([a, b], 10, { gpu: 2 }, { windowMs: 0, max: 0 }, c);
     expect(slots.plan()).toEqual([{ queue: 'a', limit: 2, leaseMs: 120_000 }]);
     slots.hold(a);
     slots.hold(a);

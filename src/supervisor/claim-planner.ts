@@ -15,10 +15,27 @@ export interface PrefetchSettings {
   max: number;
 }
 
+/** What one claim round brought back, per queue asked. */
+export interface ClaimAnswer {
+  /** Jobs the store gave, per queue. */
+  got: ReadonlyMap<string, number>;
+  /** Queues that gave a job with a concurrency key. */
+  keyed: ReadonlySet<string>;
+}
+
 /**
- * Slot accounting for one supervisor: running jobs per queue, globally and per named gate,
- * and jobs held claimed ahead of a free slot (prefetch). A claim asks only for what the free
- * slots and the prefetch allowance leave, so memory never grows with the backlog.
+ * The claim decision of one supervisor, in one place: which queues to ask, for how many, and
+ * whether a claim is wanted now. "Why did this slot stay idle?" is answered here.
+ *
+ * Room: running jobs per queue, globally and per named gate, and jobs held claimed ahead of a
+ * free slot (prefetch). A claim asks only for what the free slots and the prefetch allowance
+ * leave, so memory never grows with the backlog.
+ *
+ * Work: per queue, whether due jobs may be waiting in the store. A queue may have work until a
+ * claim of it came back short; it may again once something says so: a wake-up for it (an
+ * enqueue's notification, a keyed job of it finished), a poll, or the store coming back. A
+ * claim is wanted when some queue has both room and work, and asks only those queues: a freed
+ * slot of a busy queue is filled at once, whatever its idle neighbours last answered.
  *
  * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
  * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
@@ -29,11 +46,13 @@ export interface PrefetchSettings {
  * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
  * a limiter's own counters drop a microtask after the job ends, too late for the next plan.
  */
-export class Slots {
+export class ClaimPlanner {
   private readonly running = new Map<string, number>();
   private readonly held = new Map<string, number>();
   private readonly gateRunning = new Map<string, number>();
   private readonly rates = new Map<string, StartRate>();
+  /** Queues that may have due jobs in the store. All may, until a claim says otherwise. */
+  private readonly mayHaveWork = new Set<string>();
   private totalRunning = 0;
   private rotation = 0;
   readonly gates: ReadonlyMap<string, { size: number; limit: LimitFunction }>;
@@ -46,54 +65,51 @@ export class Slots {
     clock: Clock,
   ) {
     this.gates = new Map(Object.entries(gateSizes).map(([name, size]) => [name, { size, limit: pLimit(size) }]));
-    for (const q of queues) this.rates.set(q.name, new StartRate(clock));
+    for (const q of queues) {
+      this.rates.set(q.name, new StartRate(clock));
+      this.mayHaveWork.add(q.name);
+    }
+  }
+
+  // ── work ────────────────────────────────────────────────────────────────────────────────
+
+  /** Due jobs may be waiting in `queue` (a wake-up for it), or in every queue (a poll, the
+   *  store back after an outage, a drain). */
+  noteWork(queue?: string): void {
+    if (queue === undefined) for (const q of this.queues) this.mayHaveWork.add(q.name);
+    else if (this.rates.has(queue)) this.mayHaveWork.add(queue);
+  }
+
+  /** What a claim round of `asked` brought back. A queue that gave all it was asked for may
+   *  have more; so may one that gave keyed jobs (a claim takes no more of a key than its limit
+   *  from the jobs it looks at, so it may have left other keys' jobs behind them). */
+  claimAnswered(asked: readonly ClaimRequest[], answer: ClaimAnswer): void {
+    for (const request of asked) {
+      const got = answer.got.get(request.queue) ?? 0;
+      if (got >= request.limit || answer.keyed.has(request.queue)) this.mayHaveWork.add(request.queue);
+      else this.mayHaveWork.delete(request.queue);
+    }
+  }
+
+  /** A claim is wanted now: some queue has room and may have work. */
+  wantsClaim(): boolean {
+    return this.requests().length > 0;
   }
 
   /** What to ask the store for now. The starting queue rotates so that queues sharing the
    *  global limit or a gate take turns. */
   plan(): ClaimRequest[] {
-    const free = { global: this.globalLimit - this.totalRunning, gates: new Map<string, number>() };
-    for (const [name, gate] of this.gates) free.gates.set(name, gate.size - this.count(this.gateRunning, name));
-    // Jobs already held take first the running slots they will start in.
-    const reserved = new Map<string, number>();
-    for (const queue of this.queues) {
-      const take = Math.min(this.runFree(queue, 0, free), this.count(this.held, queue.name));
-      this.take(queue, take, free);
-      reserved.set(queue.name, take);
-    }
-    const requests: ClaimRequest[] = [];
+    const requests = this.requests();
     const n = this.queues.length;
-    for (let i = 0; i < n; i++) {
-      const queue = this.queues[(this.rotation + i) % n]!;
-      const own = reserved.get(queue.name) ?? 0;
-      const runFree = this.runFree(queue, own, free);
-      const heldBeyond = this.count(this.held, queue.name) - own;
-      const limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
-      this.take(queue, Math.min(runFree, limit), free);
-      if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
-    }
     this.rotation = n === 0 ? 0 : (this.rotation + 1) % n;
     return requests;
   }
 
-  /** Running slots a queue could still fill, given what the plan has handed out so far. */
-  private runFree(queue: Queue, alreadyTaken: number, free: { global: number; gates: Map<string, number> }): number {
-    const { concurrency, gate } = queue.settings;
-    let n = Math.min(concurrency - this.count(this.running, queue.name) - alreadyTaken, free.global);
-    if (gate !== undefined) n = Math.min(n, free.gates.get(gate) ?? 0);
-    return Math.max(0, n);
-  }
+  // ── room ────────────────────────────────────────────────────────────────────────────────
 
-  private take(queue: Queue, n: number, free: { global: number; gates: Map<string, number> }): void {
-    free.global -= n;
-    const gate = queue.settings.gate;
-    if (gate !== undefined) free.gates.set(gate, (free.gates.get(gate) ?? 0) - n);
-  }
-
-  hasFree(): boolean {
-    return this.queues.some(
-      (q) => this.canStart(q) || this.count(this.held, q.name) < this.prefetchTarget(q),
-    );
+  /** Some queue could take a job now, work or not. */
+  hasRoom(): boolean {
+    return this.queues.some((q) => this.canStart(q) || this.count(this.held, q.name) < this.prefetchTarget(q));
   }
 
   /** A job of this queue may start now: its queue, the global limit and its gate allow it. */
@@ -120,6 +136,48 @@ export class Slots {
 
   release(queue: Queue): void {
     this.setRunning(queue, -1);
+  }
+
+  // ── inside ──────────────────────────────────────────────────────────────────────────────
+
+  /** Per queue with work, in turn from the rotation: what its room allows. */
+  private requests(): ClaimRequest[] {
+    const free = { global: this.globalLimit - this.totalRunning, gates: new Map<string, number>() };
+    for (const [name, gate] of this.gates) free.gates.set(name, gate.size - this.count(this.gateRunning, name));
+    // Jobs already held take first the running slots they will start in.
+    const reserved = new Map<string, number>();
+    for (const queue of this.queues) {
+      const take = Math.min(this.runFree(queue, 0, free), this.count(this.held, queue.name));
+      this.take(queue, take, free);
+      reserved.set(queue.name, take);
+    }
+    const requests: ClaimRequest[] = [];
+    const n = this.queues.length;
+    for (let i = 0; i < n; i++) {
+      const queue = this.queues[(this.rotation + i) % n]!;
+      if (!this.mayHaveWork.has(queue.name)) continue;
+      const own = reserved.get(queue.name) ?? 0;
+      const runFree = this.runFree(queue, own, free);
+      const heldBeyond = this.count(this.held, queue.name) - own;
+      const limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      this.take(queue, Math.min(runFree, limit), free);
+      if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
+    }
+    return requests;
+  }
+
+  /** Running slots a queue could still fill, given what the plan has handed out so far. */
+  private runFree(queue: Queue, alreadyTaken: number, free: { global: number; gates: Map<string, number> }): number {
+    const { concurrency, gate } = queue.settings;
+    let n = Math.min(concurrency - this.count(this.running, queue.name) - alreadyTaken, free.global);
+    if (gate !== undefined) n = Math.min(n, free.gates.get(gate) ?? 0);
+    return Math.max(0, n);
+  }
+
+  private take(queue: Queue, n: number, free: { global: number; gates: Map<string, number> }): void {
+    free.global -= n;
+    const gate = queue.settings.gate;
+    if (gate !== undefined) free.gates.set(gate, (free.gates.get(gate) ?? 0) - n);
   }
 
   private prefetchTarget(queue: Queue): number {

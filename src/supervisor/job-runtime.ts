@@ -1,0 +1,333 @@
+/**
+ * The job actors of one supervisor, from claim until each is final: spawning them, starting
+ * held ones as slots free (through their gates), giving slots back, and ending them. The
+ * claim decision is not here: the planner decides, and this runtime keeps the planner's
+ * room up to date and *tells* the supervisor's actor (slots freed, a key freed) through the
+ * `tell` it was given. It never calls back into the supervisor.
+ */
+import { type Actor, createActor } from 'xstate';
+import type { JobOutcome, Lease, LeaseRenewal } from '../adapters/store.js';
+import { exponentialBackoff } from '../machines/backoff.js';
+import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
+import type { Queue } from '../queue.js';
+import type { QueueMetrics, SupervisorMetrics } from '../telemetry/metrics.js';
+import { AttemptSpan } from '../telemetry/tracing.js';
+import type { ClaimedJob, Clock, JobErrorInfo, Logger } from '../types.js';
+import type { ClaimPlanner } from './claim-planner.js';
+import { HandlerJob, type ProgressSink } from './handler-job.js';
+import type { ProgressWriter } from './progress-writer.js';
+import type { SupervisorEvent } from './supervisor-machine.js';
+import { startTimer, type TimerClock } from './timer.js';
+
+type JobActor = Actor<typeof jobMachine>;
+type Tracer = ConstructorParameters<typeof AttemptSpan>[0];
+
+/** A job actor of this supervisor, from claim until its actor is final. */
+interface JobEntry {
+  actor: JobActor;
+  queue: Queue;
+  job: ClaimedJob;
+  /** held: claimed ahead, waiting for a slot; running: holds a slot; done: the handler is
+   *  over (or never ran) and the slot is free, though the outcome may still be writing. */
+  phase: 'held' | 'running' | 'done';
+  /** Ends the job's task in its gate's limiter. */
+  leaveGate?: () => void;
+  /** When its handler started, by the supervisor's clock. */
+  startedAt?: number;
+  /** Stops the timer that ends the job at its `expiresAt`. */
+  cancelExpiry?: () => void;
+  /** Its attempt's span, when tracing is on. */
+  span?: AttemptSpan;
+}
+
+/** How an attempt's actor ended, for the supervisor's tallies, alerts and logs. */
+export interface FinishedAttempt {
+  job: ClaimedJob;
+  state: JobActorFinalState;
+  error: JobErrorInfo | null;
+}
+
+/** What every job actor of a queue shares. */
+interface QueueRuntime {
+  queue: Queue;
+  ports: JobPorts;
+  policy: JobPolicy;
+  metrics: QueueMetrics;
+}
+
+export interface JobRuntimeOptions {
+  queues: ReadonlyMap<string, Queue>;
+  planner: ClaimPlanner;
+  clock: TimerClock & Clock;
+  logger: Logger;
+  metrics: SupervisorMetrics;
+  progress: ProgressWriter;
+  /** The installed OpenTelemetry SDK's tracer; undefined: no spans at all. */
+  tracer: Tracer | undefined;
+  writeRetryMs: number;
+  /** Writes an attempt's outcome (batched); resolves whether the fence let it apply. */
+  writeOutcome(outcome: JobOutcome): Promise<boolean>;
+  /** The renewer (batched) for a lease length. */
+  renewerFor(leaseMs: number): (lease: Lease) => Promise<LeaseRenewal>;
+  /** Tells the supervisor's actor. */
+  tell(event: SupervisorEvent): void;
+  /** An attempt's actor is final. */
+  finished(attempt: FinishedAttempt): void;
+  /** XState options for every job actor (clock, inspect). */
+  actorOptions: object;
+}
+
+export class JobRuntime {
+  private readonly jobs = new Map<string, JobEntry>();
+  /** Per queue, jobs claimed ahead of a free slot, in claim order. */
+  private readonly waiting = new Map<string, JobEntry[]>();
+  private readonly runtimes = new Map<string, QueueRuntime>();
+  private slotsFreedPending = false;
+  /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
+  private readonly keysFreed = new Set<string>();
+
+  constructor(private readonly options: JobRuntimeOptions) {
+    for (const name of options.queues.keys()) this.waiting.set(name, []);
+  }
+
+  /** Job actors not yet final. */
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  /** One actor per claimed job: started at once if its queue, the global limit and its gate
+   *  allow, else held (leased) until a slot frees. */
+  spawn(job: ClaimedJob, leaseValidUntil: number): void {
+    const run = this.queueRuntime(job.queue);
+    const queue = run.queue;
+    const { planner, clock } = this.options;
+    // The claim set updatedAt: the store's clock on both sides.
+    run.metrics.lagSeconds.observe(Math.max(0, job.updatedAt.getTime() - job.runAt.getTime()) / 1000);
+    const startNow = queue.settings.gate === undefined && planner.canStart(queue);
+    const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
+    // An attempt of ours may still be alive (its write on the way, or its handler running)
+    // when the reaper gave its job back and we claim it again: it can write nothing now, so
+    // it ends here, and what it does later must not touch the new attempt's entry.
+    const superseded = this.jobs.get(job.id);
+    if (superseded) this.finish(superseded);
+    this.jobs.set(job.id, entry);
+    if (startNow) {
+      planner.start(queue);
+    } else {
+      planner.hold(queue);
+      this.waiting.get(queue.name)!.push(entry);
+    }
+    // Each job actor is a root actor with its own system. Sharing one system would save its
+    // construction, but XState's scheduler then scans every timer of every actor in that
+    // system whenever one actor stops: quadratic with thousands of jobs in flight.
+    entry.actor = createActor(jobMachine, {
+      ...this.options.actorOptions,
+      input: {
+        job,
+        ports: run.ports,
+        policy: run.policy,
+        hasHandler: Object.hasOwn(queue.handlers, job.kind),
+        waitForStart: !startNow,
+        leaseValidUntil,
+      },
+    });
+    entry.actor.subscribe({
+      complete: () => this.finish(entry),
+      error: (error) => {
+        // An action threw: a bug, not a job failure. Free the slot; the lease expires and the
+        // reaper gives the job back to the queue.
+        this.options.logger.error({ err: error, jobId: job.id }, 'job actor crashed');
+        this.finish(entry);
+      },
+    });
+    entry.actor.start();
+    if (job.expiresAt !== null && entry.phase !== 'done') {
+      entry.cancelExpiry = startTimer(clock, job.expiresAt.getTime(), () => entry.actor.send({ type: 'job.expire' }));
+    }
+  }
+
+  /** Starts held jobs while their queue, the global limit and their gate allow, taking
+   *  queues in turn so that one queue's backlog does not starve another. */
+  pump(): void {
+    const { planner } = this.options;
+    let started = true;
+    while (started) {
+      started = false;
+      for (const held of this.waiting.values()) {
+        const entry = held[0];
+        if (!entry || !planner.canStart(entry.queue)) continue;
+        held.shift();
+        planner.unhold(entry.queue);
+        planner.start(entry.queue);
+        entry.phase = 'running';
+        this.startHeld(entry);
+        started = true;
+      }
+    }
+  }
+
+  /** A cancel for a job held here, before its handler is over: its actor aborts it. */
+  cancelHeld(jobId: string): boolean {
+    const entry = this.jobs.get(jobId);
+    if (!entry || entry.phase === 'done') return false;
+    entry.actor.send({ type: 'job.cancel' });
+    return true;
+  }
+
+  abortAll(): void {
+    for (const { actor } of this.jobs.values()) actor.send({ type: 'job.abort' });
+  }
+
+  /** Whether this attempt of a job still runs here, under this lease. */
+  holds(lease: Lease): boolean {
+    const entry = this.jobs.get(lease.id);
+    return entry?.phase === 'running' && entry.job.leaseToken === lease.leaseToken;
+  }
+
+  private startHeld(entry: JobEntry): void {
+    const gateName = entry.queue.settings.gate;
+    const gate = gateName === undefined ? undefined : this.options.planner.gates.get(gateName);
+    if (!gate) {
+      entry.actor.send({ type: 'job.start' });
+      return;
+    }
+    void gate.limit(
+      () =>
+        new Promise<void>((resolve) => {
+          entry.leaveGate = resolve;
+          if (entry.phase === 'running') entry.actor.send({ type: 'job.start' });
+          else resolve();
+        }),
+    );
+  }
+
+  /** The ports and policy every job actor of a queue shares, made once. */
+  private queueRuntime(name: string): QueueRuntime {
+    let run = this.runtimes.get(name);
+    if (run) return run;
+    const queue = this.options.queues.get(name);
+    if (!queue) throw new Error(`store returned a job of queue "${name}", which was not asked for`);
+    const { clock, logger, metrics } = this.options;
+    const s = queue.settings;
+    const renew = this.options.renewerFor(s.leaseMs);
+    run = {
+      queue,
+      metrics: metrics.queue(name)!,
+      policy: {
+        leaseMs: s.leaseMs,
+        heartbeatMs: s.heartbeatMs,
+        deadlineMs: s.deadlineMs ?? 0,
+        writeRetryMs: this.options.writeRetryMs,
+      },
+      ports: {
+        runHandler: (claimed, abort) => this.runHandler(queue, claimed, abort),
+        writeOutcome: this.options.writeOutcome,
+        // A renewal may report a cancel requested from elsewhere (a lost notification).
+        renewLease: (lease) =>
+          renew(lease).then((answer) => {
+            if (answer === 'cancel') this.cancelHeld(lease.id);
+            return answer !== 'lost';
+          }),
+        freeSlot: (claimed) => {
+          const entry = this.jobs.get(claimed.id);
+          if (entry?.job === claimed) this.freeSlot(entry);
+        },
+        now: () => clock.now(),
+        backoffMs: safeBackoff(queue, logger),
+      },
+    };
+    this.runtimes.set(name, run);
+    return run;
+  }
+
+  private runHandler(queue: Queue, claimed: ClaimedJob, abort: { readonly signal: AbortSignal }): unknown {
+    const handler = queue.handlers[claimed.kind]!;
+    const job = new HandlerJob(claimed, abort, this.reportProgress);
+    const entry = this.jobs.get(claimed.id);
+    if (entry) entry.startedAt = this.options.clock.now();
+    const tracer = this.options.tracer;
+    if (!tracer || !entry) return handler(job);
+    try {
+      entry.span = new AttemptSpan(tracer, claimed);
+    } catch (error) {
+      // A tracing SDK that throws must not cost the attempt.
+      this.options.logger.error({ err: error, jobId: claimed.id }, 'starting the attempt span failed; the job runs without it');
+      return handler(job);
+    }
+    return entry.span.run(() => handler(job));
+  }
+
+  /** A handler's `job.progress(…)`: written while its attempt runs here, dropped after. */
+  private readonly reportProgress: ProgressSink = (lease, percent, message) => {
+    if (this.holds(lease)) this.options.progress.report(lease, percent, message);
+  };
+
+  /** The handler is over (or never ran): its slot can take the next job while the actor
+   *  waits for its write. */
+  private freeSlot(entry: JobEntry): void {
+    if (entry.phase === 'done') return;
+    const { planner, clock } = this.options;
+    if (entry.phase === 'running') {
+      if (entry.startedAt !== undefined) {
+        this.runtimes.get(entry.queue.name)!.metrics.attemptSeconds.observe((clock.now() - entry.startedAt) / 1000);
+      }
+      planner.release(entry.queue);
+      entry.leaveGate?.();
+    } else {
+      const held = this.waiting.get(entry.queue.name)!;
+      held.splice(held.indexOf(entry), 1);
+      planner.unhold(entry.queue);
+    }
+    entry.phase = 'done';
+    this.pump();
+    this.notifySlotsFreed();
+  }
+
+  private finish(entry: JobEntry): void {
+    if (this.jobs.get(entry.job.id) !== entry) return;
+    this.jobs.delete(entry.job.id);
+    this.freeSlot(entry);
+    const snapshot = entry.actor.getSnapshot();
+    const state = (snapshot.status === 'done' ? snapshot.value : 'lost') as JobActorFinalState;
+    const context = snapshot.context as JobMachineContext;
+    entry.cancelExpiry?.();
+    if (entry.span) {
+      try {
+        entry.span.end(state, context.error);
+      } catch (error) {
+        this.options.logger.error({ err: error, jobId: entry.job.id }, 'ending the attempt span failed');
+      }
+    }
+    this.options.progress.forget(entry.job.id);
+    if (entry.job.concurrencyKey !== null) this.keysFreed.add(entry.queue.name);
+    this.options.finished({ job: entry.job, state, error: context.error });
+    this.notifySlotsFreed();
+  }
+
+  /** Many jobs finish in one tick (a batched write answers them together): tell the
+   *  supervisor's actor once. */
+  notifySlotsFreed(): void {
+    if (this.slotsFreedPending) return;
+    this.slotsFreedPending = true;
+    queueMicrotask(() => {
+      this.slotsFreedPending = false;
+      this.options.tell({ type: 'supervisor.slotsFreed' });
+      for (const queue of this.keysFreed) this.options.tell({ type: 'supervisor.wake', queue });
+      this.keysFreed.clear();
+    });
+  }
+}
+
+/** The queue's backoff, contained: one that throws or answers nonsense is logged and the
+ *  default backoff answers instead, so the attempt's retry is still written. */
+function safeBackoff(queue: Queue, logger: Logger): (attempt: number) => number {
+  const fallback = exponentialBackoff();
+  return (attempt) => {
+    try {
+      return queue.settings.backoff(attempt);
+    } catch (error) {
+      logger.error({ err: error, queue: queue.name, attempt }, 'the queue\'s backoff threw; the default backoff is used for this retry');
+      return fallback(attempt);
+    }
+  };
+}

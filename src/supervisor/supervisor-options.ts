@@ -1,0 +1,159 @@
+/**
+ * The supervisor's options: what each means, its default, and the checks that refuse bad ones
+ * before anything starts.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import type { InspectionEvent, Observer } from 'xstate';
+import type { JobStore } from '../adapters/store.js';
+import { InvalidOptionError } from '../errors.js';
+import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
+import type { Queue } from '../queue.js';
+import type { Schedule } from '../schedule.js';
+import type { Clock, Logger } from '../types.js';
+import { systemClock } from '../types.js';
+import { assertName, assertPositiveInt, assertStorableString, assertTimerMs } from '../validation.js';
+import type { DeadJobSink } from './alerts.js';
+
+/** A clock for the supervisor: `now()` for the store and the machines' timers. XState's
+ *  `SimulatedClock` fits, and then every timer (heartbeat, deadline, poll, reaper, grace)
+ *  follows it in tests. */
+export interface SupervisorClock extends Clock {
+  setTimeout?(fn: (...args: any[]) => void, timeout: number): any;
+  clearTimeout?(id: any): void;
+}
+
+export interface SupervisorOptions {
+  store: JobStore;
+  queues: readonly Queue<any>[];
+  /** Recurring jobs (defineSchedule): each due tick is enqueued once across every supervisor
+   *  running the schedule. Default none. */
+  schedules?: readonly Schedule[];
+  /** Named gates shared by queues: name → how many of their jobs run at once. Default none. */
+  gates?: Record<string, number>;
+  /** Jobs running at once across all queues. Default: the sum of the queues' concurrency. */
+  concurrency?: number;
+  /** Written on every claim and history row. Default `<hostname>:<pid>:<random>`. */
+  workerId?: string;
+  /** A pino logger, or anything with debug/info/warn/error. Default pino at `info`
+   *  (`silent` under a test runner, i.e. when VITEST or NODE_ENV=test is set). */
+  logger?: Logger;
+  /** Default the system clock. Pass XState's SimulatedClock in tests. */
+  clock?: SupervisorClock;
+  /** Wait between claims when idle and no notification came. Default 1,000 ms. */
+  pollIntervalMs?: number;
+  /** Period of the reaper that rescues expired leases. Default 30,000 ms. */
+  reaperIntervalMs?: number;
+  /** First wait after the store failed a claim; doubles per failure. Default 1,000 ms. */
+  errorBackoffMs?: number;
+  /** Longest wait after repeated store failures. Default 30,000 ms. */
+  maxErrorBackoffMs?: number;
+  /** Wait before a failed outcome write (store down) is tried again. Default 1,000 ms. */
+  writeRetryMs?: number;
+  /** Claim ahead, per queue, about as many jobs as this process starts in this many ms
+   *  (measured), so that a slot need not wait for a claim's round trip. Slow queues get no
+   *  prefetch. 0 = claim only for free slots. Default 50 ms. */
+  prefetchWindowMs?: number;
+  /** Most jobs of one queue held claimed ahead of a free slot. 0 = none. Default 500. */
+  maxPrefetch?: number;
+  /** Called once per job that goes dead. Default: none (the logger still warns). */
+  onDead?: DeadJobSink;
+  /** The same dedupe key alerts at most once per window. Default 3,600,000 ms (one hour). */
+  alertThrottleMs?: number;
+  /** A job's progress reports are written at most once per this many ms, the last winning.
+   *  Default 1,000 ms. */
+  progressIntervalMs?: number;
+  /** XState's `inspect` observer, given to the supervisor and every job actor
+   *  (e.g. `@statelyai/inspect`). Default none. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Serve the inspector's page from this process while started (see `startInspector`):
+   *  e.g. `{ port: 4780, token }`. Default none. */
+  inspector?: Omit<InspectorOptions, 'store' | 'supervisor' | 'logger'>;
+}
+
+export interface StopOptions {
+  /** How long running jobs may go on after stop() before their handlers are aborted and
+   *  their rows released for retry. Default 30,000 ms. */
+  graceMs?: number;
+}
+
+export const DEFAULTS = {
+  pollIntervalMs: 1_000,
+  reaperIntervalMs: 30_000,
+  errorBackoffMs: 1_000,
+  maxErrorBackoffMs: 30_000,
+  writeRetryMs: 1_000,
+  prefetchWindowMs: 50,
+  maxPrefetch: 500,
+  alertThrottleMs: 3_600_000,
+  progressIntervalMs: 1_000,
+  graceMs: 30_000,
+};
+
+export type ResolvedOptions = ReturnType<typeof resolveOptions>;
+
+export function resolveOptions(options: SupervisorOptions) {
+  if (!options.store) throw new InvalidOptionError('store', 'is required');
+  if (!Array.isArray(options.queues) || options.queues.length === 0) {
+    throw new InvalidOptionError('queues', 'must name at least one queue (defineQueue)');
+  }
+  const names = new Set<string>();
+  for (const q of options.queues) {
+    if (names.has(q.name)) throw new InvalidOptionError('queues', `queue "${q.name}" is given twice`);
+    names.add(q.name);
+  }
+  const scheduleNames = new Set<string>();
+  for (const schedule of options.schedules ?? []) {
+    if (scheduleNames.has(schedule.name)) throw new InvalidOptionError('schedules', `schedule "${schedule.name}" is given twice`);
+    scheduleNames.add(schedule.name);
+  }
+  const gates = options.gates ?? {};
+  for (const [name, size] of Object.entries(gates)) {
+    assertName('gate name', name);
+    assertPositiveInt(`gates.${name}`, size);
+  }
+  for (const q of options.queues) {
+    const gate = q.settings.gate;
+    if (gate !== undefined && !(gate in gates)) {
+      throw new InvalidOptionError(`queue "${q.name}" gate`, `gate "${gate}" is not declared in the supervisor's gates`);
+    }
+  }
+  const concurrency = options.concurrency ?? options.queues.reduce((sum, q) => sum + q.settings.concurrency, 0);
+  assertPositiveInt('concurrency', concurrency);
+  const timer = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'prefetchWindowMs' | 'maxPrefetch' | 'alertThrottleMs'>) => {
+    const value = options[key] ?? DEFAULTS[key];
+    assertTimerMs(key, value);
+    return value;
+  };
+  const nonNegative = (key: 'prefetchWindowMs' | 'maxPrefetch') => {
+    const value = options[key] ?? DEFAULTS[key];
+    if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(key, `must be an integer >= 0, got ${String(value)}`);
+    return value;
+  };
+  if (options.workerId !== undefined) assertStorableString('workerId', options.workerId);
+  // Not a timer: compared with the clock, so it may be longer than one can wait.
+  const alertThrottleMs = options.alertThrottleMs ?? DEFAULTS.alertThrottleMs;
+  assertPositiveInt('alertThrottleMs', alertThrottleMs);
+  return {
+    gates,
+    concurrency,
+    workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    logger: options.logger ?? defaultLogger(),
+    clock: options.clock ?? systemClock,
+    pollIntervalMs: timer('pollIntervalMs'),
+    reaperIntervalMs: timer('reaperIntervalMs'),
+    errorBackoffMs: timer('errorBackoffMs'),
+    maxErrorBackoffMs: timer('maxErrorBackoffMs'),
+    writeRetryMs: timer('writeRetryMs'),
+    progressIntervalMs: timer('progressIntervalMs'),
+    prefetch: { windowMs: nonNegative('prefetchWindowMs'), max: nonNegative('maxPrefetch') },
+    alertThrottleMs,
+  };
+}
+
+function defaultLogger(): Logger {
+  const underTest = process.env.VITEST !== undefined || process.env.NODE_ENV === 'test';
+  return pino({ name: 'jobvisor', level: underTest ? 'silent' : 'info' });
+}
+

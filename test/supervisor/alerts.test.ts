@@ -1,0 +1,105 @@
+/**
+ * Dead-job alerts as a fleet sees them, through the public API: one alert per natural key per
+ * window across every supervisor on the store, the count held back since carried by the next
+ * alert whatever other keys alerted meanwhile, and user callbacks that throw contained.
+ */
+import { describe, expect, it } from 'vitest';
+import { memoryStore } from '../../src/adapters/memory/index.js';
+import { defineQueue, PermanentJobError } from '../../src/index.js';
+import type { DeadJobAlert } from '../../src/supervisor/alerts.js';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
+import type { Logger } from '../../src/types.js';
+import { advance, createTestClock, settle } from '../support/sim.js';
+import { stopSupervisorsAfterEach } from './harness.js';
+
+const track = stopSupervisorsAfterEach();
+
+const dies = async () => {
+  throw new PermanentJobError('place is gone');
+};
+
+function recordingLogger() {
+  const errors: Array<{ obj: object; msg: string | undefined }> = [];
+  const logger: Logger = { debug() {}, info() {}, warn() {}, error: (obj, msg) => void errors.push({ obj, msg }) };
+  return { logger, errors };
+}
+
+describe('dead-job alerts across a fleet', () => {
+  it('one natural key dying six times across two supervisors gives one alert; the next carries the five held back', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const alerts: DeadJobAlert[] = [];
+    const queue = defineQueue('places', { handlers: { describe: dies }, alertKey: (job) => (job.payload as { placeId: string }).placeId });
+    const [a, b] = ['w1', 'w2'].map((workerId) =>
+      createSupervisor({ store, queues: [queue], clock, workerId, alertThrottleMs: 60_000, onDead: (alert) => void alerts.push(alert) }),
+    );
+    track(a!, clock);
+    track(b!, clock);
+    for (let i = 0; i < 6; i++) {
+      await queue.enqueue(store, 'describe', { placeId: 'p1' });
+      await (i % 2 ? a! : b!).drain();
+    }
+    await settle();
+    expect(alerts.map((x) => x.dedupeKey)).toEqual(['job_dead:places:describe:p1']);
+
+    // Another key alerts first after the window: p1's held-back count is not lost.
+    await advance(clock, 60_000);
+    await queue.enqueue(store, 'describe', { placeId: 'p2' });
+    await a!.drain();
+    await queue.enqueue(store, 'describe', { placeId: 'p1' });
+    await b!.drain();
+    await settle();
+    expect(alerts.slice(1).map((x) => [x.dedupeKey, x.suppressed])).toEqual([
+      ['job_dead:places:describe:p2', 0],
+      ['job_dead:places:describe:p1', 5],
+    ]);
+  });
+});
+
+describe('user callbacks that throw are contained', () => {
+  it('an alertKey that throws is logged; the alert still goes out, keyed by queue and kind', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const alerts: DeadJobAlert[] = [];
+    const { logger, errors } = recordingLogger();
+    const queue = defineQueue('places', {
+      handlers: { describe: dies },
+      alertKey: () => {
+        throw new Error('alertKey is broken');
+      },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, logger, onDead: (alert) => void alerts.push(alert) });
+    track(supervisor, clock);
+    const { job } = await queue.enqueue(store, 'describe', { placeId: 'p1' });
+    expect(await supervisor.drain()).toBe(1);
+    await settle();
+    expect(alerts).toEqual([expect.objectContaining({ dedupeKey: 'job_dead:places:describe:', job: expect.objectContaining({ id: job.id }) })]);
+    expect(errors.map((e) => (e.obj as { err: Error }).err.message)).toEqual(['alertKey is broken']);
+    // The supervisor goes on: another job runs.
+    await queue.enqueue(store, 'describe', { placeId: 'p2' });
+    expect(await supervisor.drain()).toBe(1);
+  });
+
+  it('an onDead that throws or rejects is logged, and the worker goes on', async () => {
+    for (const onDead of [
+      () => {
+        throw new Error('sink threw');
+      },
+      async () => {
+        throw new Error('sink rejected');
+      },
+    ]) {
+      const clock = createTestClock();
+      const store = memoryStore({ clock });
+      const { logger, errors } = recordingLogger();
+      const queue = defineQueue('q', { handlers: { k: dies } });
+      const supervisor = createSupervisor({ store, queues: [queue], clock, logger, onDead });
+      track(supervisor, clock);
+      await queue.enqueue(store, 'k', {});
+      await queue.enqueue(store, 'k', {});
+      expect(await supervisor.drain()).toBe(2);
+      await settle();
+      expect(errors.map((e) => e.msg)).toEqual(['dead-job alert sink failed']);
+    }
+  });
+});

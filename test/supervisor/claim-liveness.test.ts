@@ -1,0 +1,78 @@
+/**
+ * Liveness of the claim decision through the public API: a slot freed while its queue has due
+ * jobs is filled in the next claim round, never left for the poll, whatever the supervisor's
+ * other queues (idle, gated, sharing the global limit) last answered. The simulated clock
+ * never moves here, so no poll, backoff or reaper timer ever fires: every claim after the
+ * first comes from a slot freed or a wake-up.
+ */
+import { describe, expect, it } from 'vitest';
+import { memoryStore } from '../../src/adapters/memory/index.js';
+import { defineQueue, type Queue } from '../../src/index.js';
+import { createSupervisor, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
+import { createTestClock, settle } from '../support/sim.js';
+import { stopSupervisorsAfterEach } from './harness.js';
+
+const track = stopSupervisorsAfterEach();
+const JOBS = 200;
+
+/** `work` ends a turn of the event loop later (as I/O would), after the claim round that
+ *  started it has answered; `sync` returns at once. */
+const noop = { work: () => new Promise((resolve) => setImmediate(resolve)), sync: () => null };
+
+interface Config {
+  name: string;
+  queues: () => Queue<any>[];
+  options?: Partial<SupervisorOptions>;
+}
+
+const CONFIGS: Config[] = [
+  { name: 'one busy queue alone', queues: () => [defineQueue('busy', { concurrency: 10, handlers: noop })] },
+  {
+    name: 'one busy and one idle queue',
+    queues: () => [defineQueue('busy', { concurrency: 10, handlers: noop }), defineQueue('idle', { concurrency: 2, handlers: noop })],
+  },
+  {
+    name: 'one busy and three idle queues, two of them sharing a gate',
+    queues: () => [
+      defineQueue('busy', { concurrency: 10, handlers: noop }),
+      defineQueue('idle1', { concurrency: 2, handlers: noop }),
+      defineQueue('idle2', { concurrency: 2, gate: 'gpu', handlers: noop }),
+      defineQueue('idle3', { concurrency: 2, gate: 'gpu', handlers: noop }),
+    ],
+    options: { gates: { gpu: 1 } },
+  },
+  {
+    name: 'a busy gated queue beside an idle one on the same gate',
+    queues: () => [
+      defineQueue('busy', { concurrency: 4, gate: 'gpu', handlers: noop }),
+      defineQueue('idle', { concurrency: 4, gate: 'gpu', handlers: noop }),
+    ],
+    options: { gates: { gpu: 2 } },
+  },
+  {
+    name: 'a busy and an idle queue under a global limit below their sum',
+    queues: () => [defineQueue('busy', { concurrency: 10, handlers: noop }), defineQueue('idle', { concurrency: 10, handlers: noop })],
+    options: { concurrency: 3 },
+  },
+];
+
+describe('no free slot waits for a poll while its queue has due jobs', () => {
+  for (const config of CONFIGS) {
+    for (const kind of ['work', 'sync'] as const) {
+      it(`${config.name} (${kind === 'sync' ? 'synchronous' : 'async'} handlers): every job runs with the clock standing still`, async () => {
+        const clock = createTestClock();
+        const store = memoryStore({ clock });
+        const queues = config.queues();
+        const busy = queues[0]!;
+        const supervisor = createSupervisor({ store, queues, clock, workerId: 'w1', ...config.options });
+        track(supervisor, clock);
+        await busy.enqueueMany(store, Array.from({ length: JOBS }, (_, n) => ({ kind, payload: { n } })));
+        await supervisor.start();
+        const completed = async () => (await store.countJobs()).find((c) => c.state === 'completed')?.count ?? 0;
+        // Bounds only a hang: each round lets every promise settle.
+        for (let round = 0; round < 5_000 && (await completed()) < JOBS; round++) await settle(1);
+        expect(await store.countJobs()).toEqual([{ queue: 'busy', state: 'completed', count: JOBS }]);
+      });
+    }
+  }
+});
