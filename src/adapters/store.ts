@@ -72,6 +72,13 @@ export interface ScheduleState {
   lastTickAt: Date;
 }
 
+/** What `getSchedules` answers: the schedules, and the time by the store's clock when it read
+ *  them, so that supervisors compute ticks by one clock whatever their own clocks say. */
+export interface ScheduleStates {
+  now: Date;
+  schedules: ScheduleState[];
+}
+
 /** Moves a schedule from `previousTickAt` to `tickAt` and enqueues `jobs` with it, or does
  *  nothing if its last tick is no longer `previousTickAt` (another supervisor moved it). */
 export interface ScheduleAdvance {
@@ -268,8 +275,9 @@ export interface JobStore {
    *  one is left to its worker (the result says `deleted: false`). */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
 
-  /** Each schedule's state; names never registered are left out. */
-  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]>;
+  /** Each schedule's state, by name; names never registered are left out. With the store's
+   *  "now" (also when no name is given). */
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates>;
   /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
    *  unique key keeping the older job): answers per entry, in input order, whether it applied.
    *  A tick is enqueued once however many supervisors try, even after its job is gone. */

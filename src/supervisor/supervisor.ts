@@ -24,7 +24,7 @@ import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
 import { HandlerJob, type ProgressSink } from './handler-job.js';
 import { ProgressWriter } from './progress-writer.js';
-import { Scheduler } from './scheduler.js';
+import { monotonicClock, Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { Slots } from './slots.js';
 import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
@@ -468,7 +468,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   private startScheduler(schedules: readonly Schedule[]): void {
-    const scheduler = new Scheduler(this.store, schedules, this.clock);
+    // Durations on the clock that drives the timers: monotonic unless one is injected.
+    const scheduler = new Scheduler(this.store, schedules, this.options.clock?.setTimeout ? this.clock : monotonicClock);
     this.scheduler = createActor(schedulerMachine, {
       ...this.actorOptions(),
       input: {

@@ -31,7 +31,7 @@ import type {
   QueueBacklog,
   ScanJobsParams,
   ScheduleAdvance,
-  ScheduleState,
+  ScheduleStates,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -362,11 +362,12 @@ export class MemoryStore implements JobStore {
     return { job: copyJob(job), deleted: true };
   }
 
-  async getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
-    return [...new Set(params.names)]
+  async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
+    const schedules = [...new Set(params.names)]
       .filter((name) => this.#schedules.has(name))
       .sort(compareStrings)
       .map((name) => ({ name, lastTickAt: copyDate(this.#schedules.get(name)!) }));
+    return { now: this.#now(), schedules };
   }
 
   async enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {

@@ -22,7 +22,7 @@ import type {
   QueueBacklog,
   ScanJobsParams,
   ScheduleAdvance,
-  ScheduleState,
+  ScheduleStates,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -158,7 +158,7 @@ export class SqlJobStore implements JobStore {
     return deleteJob(this.#ctx, params);
   }
 
-  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
     return getSchedules(this.#ctx, params);
   }
 
