@@ -90,6 +90,11 @@ export interface ScheduleAdvance {
   jobs: readonly EnqueueJob[];
 }
 
+export interface RescueParams {
+  /** Rows changed at most. Default 1,000. */
+  limit?: number;
+}
+
 export interface Lease {
   id: string;
   leaseToken: string;
@@ -240,8 +245,10 @@ export interface JobStore {
   /** The reaper. Every running job whose lease expired goes to `retrying` (attempts left) or
    *  `dead` (attempts spent, or past its `expiresAt`), with error code `lease_expired`; to
    *  `cancelled` if its cancel was requested. Every pending or retrying job past its
-   *  `expiresAt` goes to `dead` with code `expired`. Returns the changed rows, by id. */
-  rescueExpiredJobs(): Promise<JobRecord[]>;
+   *  `expiresAt` goes to `dead` with code `expired`. At most `limit` rows per call, expired
+   *  leases first, each kind longest overdue first: call again while a call returns `limit`.
+   *  Returns the changed rows, by id. */
+  rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]>;
 
   /** A pending or retrying job becomes `cancelled`. A running one is left to its worker, which
    *  is told: its `cancelRequestedAt` is set (kept if already set), its worker hears it by

@@ -24,6 +24,7 @@ import { createBatcher } from './batcher.js';
 import { type CountersStore, createCountersStore } from './counters.js';
 import { HandlerJob, type ProgressSink } from './handler-job.js';
 import { ProgressWriter } from './progress-writer.js';
+import { Reaper } from './reaper.js';
 import { monotonicClock, Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { Slots } from './slots.js';
@@ -244,6 +245,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly slots: Slots;
   /** Enqueues the schedules' ticks while started; none without schedules. */
   private scheduler: Actor<typeof schedulerMachine> | undefined;
+  private readonly reaper: Reaper;
   private readonly jobs = new Map<string, JobEntry>();
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
@@ -271,6 +273,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     private readonly settings: ResolvedOptions,
   ) {
     this.store = options.store;
+    this.reaper = new Reaper(options.store);
     this.workerId = settings.workerId;
     this.logger = settings.logger;
     this.clock = settings.clock;
@@ -360,13 +363,17 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   async reap(): Promise<number> {
-    const rescued = await this.store.rescueExpiredJobs();
-    for (const job of rescued) {
-      this.counters.trigger.rescued({ queue: job.queue, count: 1 });
-      if (job.state === 'dead') this.alertDead(job, job.error);
-    }
-    if (rescued.length > 0) this.logger.warn({ count: rescued.length }, 'reaper rescued jobs whose lease expired or ended jobs past their expiresAt');
-    return rescued.length;
+    const count = await this.reaper.reap(
+      (rescued) => {
+        for (const job of rescued) {
+          this.counters.trigger.rescued({ queue: job.queue, count: 1 });
+          if (job.state === 'dead') this.alertDead(job, job.error);
+        }
+      },
+      (batch) => this.logger.warn({ batch }, 'reaper statement timed out; rescuing in smaller batches'),
+    );
+    if (count > 0) this.logger.warn({ count }, 'reaper rescued jobs whose lease expired or ended jobs past their expiresAt');
+    return count;
   }
 
   // ── runtime for the supervisor machine ─────────────────────────────────────────────────

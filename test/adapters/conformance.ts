@@ -28,6 +28,7 @@ import type {
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
 import { describeControlConformance } from './conformance-control.js';
 import { describeLimitsConformance } from './conformance-limits.js';
+import { describeRescueConformance } from './conformance-rescue.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -1376,6 +1377,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
 
     describeLimitsConformance(() => ({ store, clock }));
     describeControlConformance(() => ({ store, clock }));
+    describeRescueConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in

@@ -20,6 +20,7 @@ import type {
   ProgressUpdate,
   PruneParams,
   QueueBacklog,
+  RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
   ScheduleStates,
@@ -106,8 +107,8 @@ export class SqlJobStore implements JobStore {
     return setStatesIfRunning(this.#ctx, params);
   }
 
-  rescueExpiredJobs(): Promise<JobRecord[]> {
-    return rescueExpiredJobs(this.#ctx);
+  rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]> {
+    return rescueExpiredJobs(this.#ctx, params);
   }
 
   cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
