@@ -29,8 +29,6 @@ export interface Schedule {
   readonly catchUp: boolean;
   /** The expression and its time zone: schedules with the same timetable tick together. */
   readonly timetable: string;
-  /** Ticks after `after` and at or before `until`, oldest first, at most `max`. */
-  ticksBetween(after: Date, until: Date, max: number): Date[];
   /** The latest tick at or before `until`, if it is after `after`. */
   latestTick(after: Date, until: Date): Date | undefined;
   /** The first tick after `after`. */
@@ -70,16 +68,6 @@ export function defineSchedule<H extends HandlerMap, K extends keyof H & string>
     name,
     catchUp,
     timetable: `${cron} ${timezone}`,
-    ticksBetween(after, until, max) {
-      const ticks: Date[] = [];
-      const steps = from(after);
-      while (ticks.length < max) {
-        const tick = steps.next().toDate();
-        if (tick > until) break;
-        ticks.push(tick);
-      }
-      return ticks;
-    },
     latestTick(after, until) {
       // prev() gives the last tick strictly before its start: start 1 ms after `until`.
       const tick = from(new Date(until.getTime() + 1)).prev().toDate();

@@ -84,7 +84,7 @@ export class Scheduler {
         // Not in the store: registered now, with no job.
         this.#unread.delete(i);
         advances.push({ schedule: this.#entries[i]!.schedule.name, previousTickAt: null, tickAt: now, jobs: [] });
-        advanced.push({ entry: this.#entries[i]!, next: NaN });
+        advanced.push({ entry: this.#entries[i]!, next: NaN }); // NaN: its next tick, once registered
       }
     }
     const now = this.#now();
