@@ -113,3 +113,33 @@ export class JobNotFoundError extends JobvisorError {
     this.jobId = jobId;
   }
 }
+
+/** A PGlite data directory is open in another process (or another store of this one): PGlite
+ *  serves one process at a time, and two would corrupt it. `holderPid` on `holderHost` holds
+ *  it through `lockFile`; `holder` says whether that is this process, another one on this
+ *  host, or one on another host (which cannot be checked). */
+export class DataDirLockedError extends JobvisorError {
+  readonly dataDir: string;
+  readonly lockFile: string;
+  readonly holderPid: number;
+  readonly holderHost: string;
+  readonly holder: 'this process' | 'this host' | 'another host';
+  constructor(lock: Pick<DataDirLockedError, 'dataDir' | 'lockFile' | 'holderPid' | 'holderHost' | 'holder'>) {
+    const who = {
+      'this process': `this process (pid ${lock.holderPid})`,
+      'this host': `process ${lock.holderPid}`,
+      'another host': `process ${lock.holderPid} on host ${lock.holderHost}`,
+    }[lock.holder];
+    const todo =
+      lock.holder === 'this process'
+        ? 'close the other store first, or share one store'
+        : 'stop that process, share one store in one process, or use PostgreSQL for several processes' +
+          (lock.holder === 'another host' ? `; if that process is gone, delete ${lock.lockFile}` : '');
+    super('data_dir_locked', `the PGlite data directory ${lock.dataDir} is in use by ${who}; PGlite serves one process at a time: ${todo}`);
+    this.dataDir = lock.dataDir;
+    this.lockFile = lock.lockFile;
+    this.holderPid = lock.holderPid;
+    this.holderHost = lock.holderHost;
+    this.holder = lock.holder;
+  }
+}

@@ -22,6 +22,7 @@ export type { JobActorFinalState, JobMachineInput, JobPorts } from './machines/j
 export { exponentialBackoff } from './machines/backoff.js';
 export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js';
 export {
+  DataDirLockedError,
   DatabaseUnavailableError,
   InvalidOptionError,
   InvalidPayloadError,

@@ -14,6 +14,7 @@ import { machineInfo, versions, waitForQuiet } from './machine.js';
 import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
 import { writeReport } from './report.js';
+import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';
@@ -113,6 +114,7 @@ async function main(opts: BenchOptions): Promise<void> {
   results.finishedAt = finishedAt.toISOString();
   results.durationS = Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000);
   await writeFile(opts.out, `${JSON.stringify(results, null, 2)}\n`);
+  if (!opts.full && opts.scenarios.includes('schedules')) await keepScheduleResults(results);
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
@@ -127,6 +129,17 @@ async function main(opts: BenchOptions): Promise<void> {
     log(`bench: ${failed.length} run(s) failed`);
     process.exitCode = 1;
   }
+}
+
+/** A run of the schedules scenario alone keeps its figures in results/schedules.json, and
+ *  BENCHMARKS.md is redone from latest.json with them (its other figures unchanged). */
+async function keepScheduleResults(results: BenchResults): Promise<void> {
+  const summary = Object.fromEntries(Object.entries(results.summary).filter(([scenario]) => scenario.startsWith('schedules-')));
+  const kept: ScheduleResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary };
+  await writeFile(join(benchDir, 'results/schedules.json'), `${JSON.stringify(kept, null, 2)}\n`);
+  const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
+  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  log('bench: schedules figures kept in bench/results/schedules.json; BENCHMARKS.md regenerated');
 }
 
 function plan(opts: BenchOptions): Task[] {
@@ -159,6 +172,11 @@ function plan(opts: BenchOptions): Task[] {
         break;
       case 'actor':
         tasks.push({ scenario, systems: jobvisorOnly, spec: { kind: 'actor', jobs: s.drainJobs, concurrency: s.backlogConcurrency } });
+        break;
+      case 'schedules':
+        for (const count of SCHEDULE_COUNTS) {
+          tasks.push({ scenario: scheduleScenario(count), systems: jobvisorOnly, spec: { kind: 'schedules', jobs: count } });
+        }
         break;
       case 'pgbench':
       case 'profile':
@@ -309,6 +327,9 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
   if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
+  if (metrics.ticksMissed !== undefined) {
+    parts.push(`CPU ${fmt(metrics.idleCpuMsPerS!)} ms/s idle, ${fmt(metrics.tickCpuMsPerS!)} ms/s ticking, loop delay p99 ${fmt(metrics.loopDelayP99Ms!)} ms, ${metrics.ticksMissed} of ${metrics.ticksExpected} ticks missed, lag p99 ${fmt(metrics.tickLagP99Ms!)} ms`);
+  }
   if (metrics.peakRssMb !== undefined) parts.push(`peak RSS ${fmt(metrics.peakRssMb)} MB, heap ${fmt(metrics.peakHeapUsedMb!)} MB, all started in ${fmt(metrics.startAllMs!)} ms`);
   return parts.join(', ');
 }

@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { barChartSvg } from './chart.js';
 import type { BenchResults } from './results.js';
+import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
 import { median, type Spread } from './stats.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
@@ -35,10 +36,17 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
     optimisations = '_bench/optimisations.md is missing._\n';
   }
   const chartRef = relative(dirname(paths.markdownPath), paths.chartPath);
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations));
+  // The schedules figures: from this run, else from the last schedules-only run.
+  let schedules: ScheduleResults | undefined;
+  if (SCHEDULE_COUNTS.some((count) => results.summary[scheduleScenario(count)])) {
+    schedules = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary: results.summary };
+  } else {
+    schedules = await readFile(join(paths.benchDir, 'results/schedules.json'), 'utf8').then((text) => JSON.parse(text) as ScheduleResults, () => undefined);
+  }
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules));
 }
 
-function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string): string {
+function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string, schedules: ScheduleResults | undefined): string {
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
   const get = (scenario: string, system: SystemName, metric: string): Spread | undefined => r.summary[scenario]?.[system]?.[metric];
@@ -191,6 +199,8 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
     lines.push('');
   }
 
+  if (schedules) lines.push(...scheduleSection(schedules));
+
   lines.push('## How each figure is measured');
   lines.push('');
   lines.push(`- **Bulk enqueue**: after a warm-up call of 100 jobs, one API call with ${fmtInt(s.enqueueJobs)} jobs (jobvisor \`enqueueMany\`, graphile-worker \`addJobs\`, pg-boss \`insert\`), timed until it resolves. No worker runs.`);
@@ -215,6 +225,8 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
         ? `${fmtInt(x.metrics.jobsPerSec)} jobs/s${x.metrics.cpuPerJobUs !== undefined ? `, ${x.metrics.cpuPerJobUs.toFixed(0)} µs CPU/job` : ''}`
         : x.metrics.p50Ms !== undefined
           ? `p50 ${x.metrics.p50Ms.toFixed(1)}, p95 ${x.metrics.p95Ms!.toFixed(1)}, p99 ${x.metrics.p99Ms!.toFixed(1)} ms`
+          : x.metrics.ticksMissed !== undefined
+            ? `${x.metrics.ticksMissed} of ${fmtInt(x.metrics.ticksExpected!)} ticks missed, ${x.metrics.tickCpuMsPerS!.toFixed(0)} ms CPU/s`
           : x.metrics.peakRssMb !== undefined
             ? `peak RSS ${x.metrics.peakRssMb.toFixed(0)} MB, heap ${x.metrics.peakHeapUsedMb!.toFixed(0)} MB`
             : '';
@@ -231,6 +243,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('npm run bench -- --quick           # 1 run, smaller N: for iterating (writes bench/results/last-run.*)');
   lines.push('npm run bench -- --quick --systems jobvisor --scenarios drain,latency');
   lines.push('npm run bench -- --jobvisor-root /tmp/jv-before --systems jobvisor   # another checkout\'s src/');
+  lines.push('npm run bench -- --scenarios schedules   # the schedules figures alone (~5 min), kept in bench/results/schedules.json');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -245,6 +258,30 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push(optimisations.trim());
   lines.push('');
   return lines.join('\n');
+}
+
+/** What N schedules cost one supervisor (issue 17), jobvisor only. */
+function scheduleSection(r: ScheduleResults): string[] {
+  const counts = SCHEDULE_COUNTS.filter((count) => r.summary[scheduleScenario(count)]?.jobvisor);
+  const get = (count: number, metric: string) => r.summary[scheduleScenario(count)]?.jobvisor?.[metric];
+  const row = (label: string, metric: string, digits = 0) => `| ${label} | ${counts.map((c) => cell(get(c, metric), digits)).join(' | ')} |`;
+  return [
+    '## Schedules',
+    '',
+    `What recurring schedules cost one supervisor on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, jobvisor @ ${r.versions.jobvisor.commit}, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios schedules\`, bench/src/schedule-load.ts). The ticks' queue is not run: only the scheduler works. Idle: schedules whose next tick is a year away, for ${IDLE_S} s. Ticking: schedules that all tick together (1,000 every second; 10,000 every 5 s, as each tick is a job insert and 10,000 inserts a second is about what this machine's PostgreSQL does at all) for ${TICK_S} s; a tick of that window is missed if its job is not there ${CATCH_UP_S} s after it (late is not missed: the lag says how late); lag = the job's \`created_at\` − its tick, both by the database's clock.`,
+    '',
+    `| | ${counts.map((c) => `${fmtInt(c)} schedules, every ${tickPeriodS(c)} s`).join(' | ')} |`,
+    `| --- | ${counts.map(() => '---:').join(' | ')} |`,
+    row('CPU, idle (ms per s)', 'idleCpuMsPerS', 2),
+    row('CPU, ticking (ms per s)', 'tickCpuMsPerS', 0),
+    row('event-loop delay while ticking, p99 (ms)', 'loopDelayP99Ms', 1),
+    row('event-loop delay while ticking, max (ms)', 'loopDelayMaxMs', 1),
+    row('ticks expected in the window', 'ticksExpected'),
+    row('**ticks missed**', 'ticksMissed'),
+    row('tick enqueued after its time, p50 (ms)', 'tickLagP50Ms'),
+    row('tick enqueued after its time, p99 (ms)', 'tickLagP99Ms'),
+    '',
+  ];
 }
 
 function cell(v: Spread | undefined, digits: number): string {

@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { actorFloor } from './actor-floor.js';
+import { scheduleLoad } from './schedule-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
 import { percentile } from './stats.js';
@@ -29,6 +30,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return memory(spec, sys, admin);
     case 'actor':
       return actorFloor(spec);
+    case 'schedules':
+      return scheduleLoad(spec, admin);
   }
 }
 

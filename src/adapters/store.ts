@@ -72,6 +72,13 @@ export interface ScheduleState {
   lastTickAt: Date;
 }
 
+/** What `getSchedules` answers: the schedules, and the time by the store's clock when it read
+ *  them, so that supervisors compute ticks by one clock whatever their own clocks say. */
+export interface ScheduleStates {
+  now: Date;
+  schedules: ScheduleState[];
+}
+
 /** Moves a schedule from `previousTickAt` to `tickAt` and enqueues `jobs` with it, or does
  *  nothing if its last tick is no longer `previousTickAt` (another supervisor moved it). */
 export interface ScheduleAdvance {
@@ -81,6 +88,11 @@ export interface ScheduleAdvance {
   tickAt: Date;
   /** The jobs of the ticks in (previousTickAt, tickAt]. */
   jobs: readonly EnqueueJob[];
+}
+
+export interface RescueParams {
+  /** Rows changed at most. Default 1,000. */
+  limit?: number;
 }
 
 export interface Lease {
@@ -238,8 +250,10 @@ export interface JobStore {
   /** The reaper. Every running job whose lease expired goes to `retrying` (attempts left) or
    *  `dead` (attempts spent, or past its `expiresAt`), with error code `lease_expired`; to
    *  `cancelled` if its cancel was requested. Every pending or retrying job past its
-   *  `expiresAt` goes to `dead` with code `expired`. Returns the changed rows, by id. */
-  rescueExpiredJobs(): Promise<JobRecord[]>;
+   *  `expiresAt` goes to `dead` with code `expired`. At most `limit` rows per call, expired
+   *  leases first, each kind longest overdue first: call again while a call returns `limit`.
+   *  Returns the changed rows, by id. */
+  rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]>;
 
   /** A pending or retrying job becomes `cancelled`. A running one is left to its worker, which
    *  is told: its `cancelRequestedAt` is set (kept if already set), its worker hears it by
@@ -277,8 +291,9 @@ export interface JobStore {
    *  most one per `windowMs` per key, by the store's clock. */
   claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim>;
 
-  /** Each schedule's state; names never registered are left out. */
-  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]>;
+  /** Each schedule's state, by name; names never registered are left out. With the store's
+   *  "now" (also when no name is given). */
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates>;
   /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
    *  unique key keeping the older job): answers per entry, in input order, whether it applied.
    *  A tick is enqueued once however many supervisors try, even after its job is gone. */

@@ -23,7 +23,6 @@ import { sqlSchema } from '../adapters/sql/sql-schema.js';
 import type { SqlJobStore } from '../adapters/sql/sql-store.js';
 import type { Logger } from '../types.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
-import { lockDataDir } from './data-dir-lock.js';
 import { notice } from './output.js';
 import { parsePositiveInteger, parseSchema } from './parse.js';
 
@@ -104,14 +103,22 @@ async function openEmbedded(dataDir: string, schema: string, open: OpenOptions):
   await mkdir(dir, { recursive: true }).catch((error: unknown) => {
     throw unavailable(error);
   });
-  const lock = await lockDataDir(dir, label);
+  const { pgliteStore, DataDirLockedError } = await import('../adapters/pglite/index.js');
+  let store: SqlJobStore;
+  try {
+    // Locks the directory while open: one process at a time.
+    store = pgliteStore({ dataDir: dir, schema });
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw unavailable(error);
+    const holder = error.holder === 'another host' ? `process ${error.holderPid} on host ${error.holderHost}` : `process ${error.holderPid}`;
+    throw new CliError(
+      EXIT.unavailable,
+      `the embedded database in ${label} is in use by ${holder}; it serves one process at a time ` +
+        '(stop that process, or use PostgreSQL with --database-url)',
+    );
+  }
   if (fresh) notice(`creating the embedded database in ${label} (only the first time; a few seconds)`);
-  const { pgliteStore } = await import('../adapters/pglite/index.js');
-  const store = pgliteStore({ dataDir: dir, schema });
-  const close = async () => {
-    await store.close();
-    await lock.release();
-  };
+  const close = () => store.close();
   let applied: number[];
   try {
     applied = await store.migrate();

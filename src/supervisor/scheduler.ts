@@ -1,3 +1,4 @@
+import FlatQueue from 'flatqueue';
 import type { JobStore, ScheduleAdvance } from '../adapters/store.js';
 import type { Schedule } from '../schedule.js';
 import type { Clock } from '../types.js';
@@ -5,54 +6,185 @@ import type { Clock } from '../types.js';
 /** Longest wait between checks, so that another supervisor's progress and a changed clock
  *  are seen within a minute even for a yearly schedule. */
 const MAX_CHECK_INTERVAL_MS = 60_000;
-/** Missed ticks enqueued per schedule and check when catching up; the rest go next check. */
+/** The store's time is read again at least this often, so that the tick clock follows the
+ *  store's even if the two clocks drift apart. */
+const RESYNC_MS = 60_000;
+/** Ticks enqueued per schedule and check at most; the rest go in the next check, at once. */
 const MAX_TICKS_PER_CHECK = 100;
+
+/** Elapsed time on a clock no one sets: differences of `now()` are durations. */
+export const monotonicClock: Clock = { now: () => performance.now() };
+
+/** One schedule as this supervisor last knew it from the store. */
+interface Entry {
+  index: number;
+  schedule: Schedule;
+  /** Its last enqueued tick as the store answered; undefined: read it from the store. */
+  last: Date | undefined;
+  /** A tick missed while no supervisor ran, enqueued before `next` (catchUp false). */
+  carry: Date | undefined;
+  /** Its first tick after `last` (and after the downtime it skips). */
+  next: number;
+  /** Its place in the heap: `carry`, else `next`. */
+  due: number;
+}
 
 /**
  * The supervisor's schedules: enqueues each due tick's job once across every supervisor.
- * It remembers each schedule's last tick as the store last answered, and advances it in the
- * store by compare-and-set from that value: a supervisor whose memory is stale (another one
- * enqueued the tick) applies nothing, forgets, and reads the store again next check.
- * A schedule the store has never seen is registered at the time of its first check: its
- * earlier ticks are not due.
+ *
+ * Time is the store's: each read of the schedules also answers the store's "now", and the
+ * scheduler keeps the offset from a monotonic clock (the round trip's midpoint), so a worker
+ * whose wall clock is off, or steps, neither enqueues early or late nor writes its own time.
+ *
+ * Each tick due while this supervisor runs is enqueued, however late a check runs (a busy
+ * event loop, a store that answered slowly or not at all); `catchUp: false` skips only the
+ * ticks of the time before the supervisor started, when no one may have run the schedule.
+ *
+ * Cost per check is that of the due schedules only: next-fire times are kept in a heap, each
+ * timetable's next tick is computed once per check (schedules with one expression share it),
+ * and every due tick is enqueued in one statement.
+ *
+ * It advances each schedule in the store by compare-and-set from the last tick it knows: a
+ * supervisor whose memory is stale (another one enqueued the tick) applies nothing, forgets,
+ * and reads the store again. A schedule the store has never seen is registered at the time
+ * of its first check: its earlier ticks are not due.
  */
 export class Scheduler {
-  readonly #last = new Map<string, Date>();
+  readonly #entries: Entry[];
+  readonly #heap = new FlatQueue<number>();
+  /** Indexes of the entries to read from the store. */
+  readonly #unread = new Set<number>();
+  /** The store's time less the monotonic clock's, from the last read. */
+  #offset = 0;
+  #syncedAt: number | undefined;
+  /** The store's time at the first read: ticks before it fell while no one may have run. */
+  #startedAt: Date | undefined;
+  /** Per timetable, the last next-tick question and its answer. */
+  readonly #nextMemo = new Map<string, { after: number; next: Date }>();
 
   constructor(
     private readonly store: JobStore,
-    private readonly schedules: readonly Schedule[],
-    private readonly clock: Clock,
-  ) {}
+    schedules: readonly Schedule[],
+    /** Measures durations: the clock that drives the scheduler's timer. */
+    private readonly elapsed: Clock = monotonicClock,
+  ) {
+    this.#entries = schedules.map((schedule, i) => {
+      this.#unread.add(i);
+      return { index: i, schedule, last: undefined, carry: undefined, next: Infinity, due: Infinity };
+    });
+  }
 
   /** Enqueues every due tick; resolves with the ms until the next check. */
   async check(): Promise<number> {
-    const now = new Date(this.clock.now());
-    const unknown = this.schedules.filter((s) => !this.#last.has(s.name)).map((s) => s.name);
-    if (unknown.length > 0) {
-      for (const state of await this.store.getSchedules({ names: unknown })) this.#last.set(state.name, state.lastTickAt);
-    }
     const advances: ScheduleAdvance[] = [];
-    let behind = false;
-    for (const schedule of this.schedules) {
-      const last = this.#last.get(schedule.name);
-      if (last === undefined) {
-        advances.push({ schedule: schedule.name, previousTickAt: null, tickAt: now, jobs: [] });
-        continue;
+    const advanced: Array<{ entry: Entry; next: number }> = [];
+    if (this.#syncedAt === undefined || this.#unread.size > 0 || this.elapsed.now() - this.#syncedAt >= RESYNC_MS) {
+      const now = await this.#read();
+      for (const i of this.#unread) {
+        // Not in the store: registered now, with no job.
+        this.#unread.delete(i);
+        advances.push({ schedule: this.#entries[i]!.schedule.name, previousTickAt: null, tickAt: now, jobs: [] });
+        advanced.push({ entry: this.#entries[i]!, next: NaN }); // NaN: its next tick, once registered
       }
-      const ticks = schedule.catchUp
-        ? schedule.ticksBetween(last, now, MAX_TICKS_PER_CHECK)
-        : [schedule.latestTick(last, now)].filter((tick) => tick !== undefined);
-      if (ticks.length === 0) continue;
-      behind ||= ticks.length === MAX_TICKS_PER_CHECK;
-      advances.push({ schedule: schedule.name, previousTickAt: last, tickAt: ticks.at(-1)!, jobs: ticks.map((t) => schedule.jobFor(t)) });
+    }
+    const now = this.#now();
+    let behind = false;
+    while (this.#heap.length > 0 && this.#heap.peekValue()! <= now.getTime()) {
+      const due = this.#heap.peekValue()!;
+      const entry = this.#entries[this.#heap.pop()!]!;
+      // Forgotten since it was placed (it is read from the store again).
+      if (entry.last === undefined || entry.due !== due) continue;
+      const ticks = entry.carry ? [entry.carry] : [];
+      let next = entry.next;
+      while (next <= now.getTime() && ticks.length < MAX_TICKS_PER_CHECK) {
+        ticks.push(new Date(next));
+        next = this.#nextTick(entry.schedule, next);
+      }
+      behind ||= next <= now.getTime();
+      const { schedule } = entry;
+      advances.push({ schedule: schedule.name, previousTickAt: entry.last, tickAt: ticks.at(-1)!, jobs: ticks.map((t) => schedule.jobFor(t)) });
+      advanced.push({ entry, next });
     }
     if (advances.length > 0) {
-      const applied = await this.store.enqueueScheduledJobs({ advances });
-      advances.forEach((a, i) => (applied[i] ? this.#last.set(a.schedule, a.tickAt) : this.#last.delete(a.schedule)));
+      let applied: boolean[];
+      try {
+        applied = await this.store.enqueueScheduledJobs({ advances });
+      } catch (error) {
+        // Applied or not: the store knows. Read them again next check.
+        for (const { entry } of advanced) this.#forget(entry);
+        throw error;
+      }
+      advanced.forEach(({ entry, next }, i) => {
+        if (!applied[i]) return this.#forget(entry);
+        const tickAt = advances[i]!.tickAt;
+        entry.last = tickAt;
+        entry.carry = undefined;
+        this.#place(entry, Number.isNaN(next) ? this.#nextTick(entry.schedule, tickAt.getTime()) : next);
+      });
     }
-    if (behind) return 1;
-    const next = Math.min(...this.schedules.map((s) => s.nextTick(now).getTime()));
-    return Math.max(1, Math.min(MAX_CHECK_INTERVAL_MS, next - now.getTime()));
+    if (behind || this.#unread.size > 0) return 0;
+    // From the time after the check, so that its own time is not slept on top.
+    const wait = (this.#heap.peekValue() ?? Infinity) - this.#now().getTime();
+    return Math.max(0, Math.min(MAX_CHECK_INTERVAL_MS, Math.ceil(wait)));
+  }
+
+  /** Reads the unread schedules and the store's time; resolves with that time. */
+  async #read(): Promise<Date> {
+    const unread = [...this.#unread];
+    const before = this.elapsed.now();
+    const { now, schedules } = await this.store.getSchedules({ names: unread.map((i) => this.#entries[i]!.schedule.name) });
+    const after = this.elapsed.now();
+    this.#offset = now.getTime() - (before + after) / 2;
+    this.#syncedAt = after;
+    this.#startedAt ??= now;
+    const byName = new Map(schedules.map((s) => [s.name, s.lastTickAt]));
+    for (const i of unread) {
+      const last = byName.get(this.#entries[i]!.schedule.name);
+      if (last === undefined) continue;
+      this.#unread.delete(i);
+      this.#learn(this.#entries[i]!, last);
+    }
+    return now;
+  }
+
+  /** Takes a schedule's last tick from the store. */
+  #learn(entry: Entry, last: Date): void {
+    const { schedule } = entry;
+    const startedAt = this.#startedAt!;
+    entry.last = last;
+    entry.carry = undefined;
+    if (!schedule.catchUp && last < startedAt) {
+      // Of the ticks that fell before this supervisor started, only the latest.
+      entry.carry = schedule.latestTick(last, startedAt);
+      this.#place(entry, this.#nextTick(schedule, startedAt.getTime()));
+    } else {
+      this.#place(entry, this.#nextTick(schedule, last.getTime()));
+    }
+  }
+
+  #place(entry: Entry, next: number): void {
+    entry.next = next;
+    entry.due = entry.carry?.getTime() ?? next;
+    this.#heap.push(entry.index, entry.due);
+  }
+
+  #forget(entry: Entry): void {
+    entry.last = undefined;
+    entry.carry = undefined;
+    this.#unread.add(entry.index);
+  }
+
+  /** The store's time now, by the monotonic clock and the last read's offset. */
+  #now(): Date {
+    return new Date(Math.floor(this.elapsed.now() + this.#offset));
+  }
+
+  /** The first tick after `after` (ms): computed once for every schedule of the timetable. */
+  #nextTick(schedule: Schedule, after: number): number {
+    const memo = this.#nextMemo.get(schedule.timetable);
+    if (memo?.after === after) return memo.next.getTime();
+    const next = schedule.nextTick(new Date(after));
+    this.#nextMemo.set(schedule.timetable, { after, next });
+    return next.getTime();
   }
 }

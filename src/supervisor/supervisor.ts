@@ -22,7 +22,8 @@ import { ClaimPlanner } from './claim-planner.js';
 import { type CountersStore, createCountersStore } from './counters.js';
 import { type FinishedAttempt, JobRuntime } from './job-runtime.js';
 import { ProgressWriter } from './progress-writer.js';
-import { Scheduler } from './scheduler.js';
+import { Reaper } from './reaper.js';
+import { monotonicClock, Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
 import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
@@ -76,6 +77,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private readonly jobs: JobRuntime;
   /** Enqueues the schedules' ticks while started; none without schedules. */
   private scheduler: ReturnType<typeof createActor<typeof schedulerMachine>> | undefined;
+  private readonly reaper: Reaper;
   private readonly renewers = new Map<number, (lease: Lease) => Promise<LeaseRenewal>>();
   private readonly progress: ProgressWriter;
   private readonly alertDead: (job: JobRecord, error: JobRecord['error']) => void;
@@ -95,6 +97,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     private readonly settings: ResolvedOptions,
   ) {
     this.store = options.store;
+    // Its calls are watched too: a pass that goes through after a failure says the store is back.
+    this.reaper = new Reaper({ rescueExpiredJobs: (params) => this.watched(this.store.rescueExpiredJobs(params)) });
     this.workerId = settings.workerId;
     this.logger = settings.logger;
     this.clock = settings.clock;
@@ -200,13 +204,17 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   async reap(): Promise<number> {
-    const rescued = await this.watched(this.store.rescueExpiredJobs());
-    for (const job of rescued) {
-      this.counters.trigger.rescued({ queue: job.queue, count: 1 });
-      if (job.state === 'dead') this.alertDead(job, job.error);
-    }
-    if (rescued.length > 0) this.logger.warn({ count: rescued.length }, 'reaper rescued jobs whose lease expired or ended jobs past their expiresAt');
-    return rescued.length;
+    const count = await this.reaper.reap(
+      (rescued) => {
+        for (const job of rescued) {
+          this.counters.trigger.rescued({ queue: job.queue, count: 1 });
+          if (job.state === 'dead') this.alertDead(job, job.error);
+        }
+      },
+      (batch) => this.logger.warn({ batch }, 'reaper statement timed out; rescuing in smaller batches'),
+    );
+    if (count > 0) this.logger.warn({ count }, 'reaper rescued jobs whose lease expired or ended jobs past their expiresAt');
+    return count;
   }
 
   // ── runtime for the supervisor machine ─────────────────────────────────────────────────
@@ -328,7 +336,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   private startScheduler(schedules: readonly Schedule[]): void {
-    const scheduler = new Scheduler(this.store, schedules, this.clock);
+    // Durations on the clock that drives the timers: monotonic unless one is injected.
+    const scheduler = new Scheduler(this.store, schedules, this.options.clock?.setTimeout ? this.clock : monotonicClock);
     this.scheduler = createActor(schedulerMachine, {
       ...this.actorOptions(),
       input: {

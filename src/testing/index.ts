@@ -11,4 +11,5 @@ export { drain } from './drain.js';
 export type { DrainOptions } from './drain.js';
 export { runJob } from './run-job.js';
 export type { JobRun, RunJobOptions } from './run-job.js';
-export { assertEnqueued, assertJobState } from './assertions.js';
+export { assertEnqueued, assertJobState, assertManyEnqueued, assertNotEnqueued } from './assertions.js';
+export type { EnqueuedMatch, ExpectedJob } from './assertions.js';

@@ -185,12 +185,13 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       schedule, previousTickAt: previous === null ? null : t(previous), tickAt: t(tick), jobs,
     });
     const advanceOne = async (a: ScheduleAdvance) => (await store().enqueueScheduledJobs({ advances: [a] }))[0];
+    const schedules = async (names: string[]) => (await store().getSchedules({ names })).schedules;
 
     it('register once: the first advance with no previous tick applies, a second does not', async () => {
-      expect(await store().getSchedules({ names: ['nightly'] })).toEqual([]);
+      expect(await schedules(['nightly'])).toEqual([]);
       expect(await advanceOne(advance('nightly', null, 0))).toBe(true);
       expect(await advanceOne(advance('nightly', null, 5))).toBe(false);
-      expect(await store().getSchedules({ names: ['nightly', 'unknown'] })).toEqual([{ name: 'nightly', lastTickAt: t(0) }]);
+      expect(await schedules(['nightly', 'unknown'])).toEqual([{ name: 'nightly', lastTickAt: t(0) }]);
     });
 
     it('advance by compare-and-set with their jobs: a stale previous tick applies and enqueues nothing', async () => {
@@ -206,7 +207,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
         [{ n: 180_000 }, t(180_000), 'nightly@180000', 'pending'],
       ]);
       expect((await store().getJobEvents({ id: jobs[0]!.id })).map((e) => e.toState)).toEqual(['pending']);
-      expect(await store().getSchedules({ names: ['nightly'] })).toEqual([{ name: 'nightly', lastTickAt: t(180_000) }]);
+      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(180_000) }]);
     });
 
     it('never enqueue a tick again once it is past, even after its job finished', async () => {
@@ -229,11 +230,21 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
         }),
       ).toEqual([false, true, true]);
       expect(idsOf(await store().listJobs({ queue: 'cron' }))).toEqual([held!.id]);
-      expect(await store().getSchedules({ names: ['c', 'b', 'a'] })).toEqual([
+      expect(await schedules(['c', 'b', 'a'])).toEqual([
         { name: 'a', lastTickAt: t(0) },
         { name: 'b', lastTickAt: t(60_000) },
         { name: 'c', lastTickAt: t(0) },
       ]);
+    });
+
+    it('answer with the store\'s now, also when no schedule is named or known', async () => {
+      clock().advance(1_234);
+      expect(await store().getSchedules({ names: [] })).toEqual({ now: new Date(clock().now()), schedules: [] });
+      await advanceOne(advance('nightly', null, 0));
+      expect(await store().getSchedules({ names: ['nightly', 'unknown'] })).toEqual({
+        now: new Date(clock().now()),
+        schedules: [{ name: 'nightly', lastTickAt: t(0) }],
+      });
     });
 
     it('refuse a call that names a schedule twice', async () => {

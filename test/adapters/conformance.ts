@@ -29,6 +29,7 @@ import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../..
 import { describeAlertConformance } from './conformance-alerts.js';
 import { describeControlConformance } from './conformance-control.js';
 import { describeLimitsConformance } from './conformance-limits.js';
+import { describeRescueConformance } from './conformance-rescue.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -1378,6 +1379,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeLimitsConformance(() => ({ store, clock }));
     describeControlConformance(() => ({ store, clock }));
     describeAlertConformance(() => ({ store, clock }));
+    describeRescueConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in

@@ -115,6 +115,80 @@ describe('schedules', () => {
     expect(await ticksEnqueued(store)).toEqual([at(5)]);
   });
 
+  it('enqueue every tick of 1,000 every-second schedules over a minute, however late the checks run', async () => {
+    const clock = createTestClock(START);
+    const store = memoryStore({ clock });
+    const ticks = defineQueue('ticks', { handlers: { tick: async () => {} } });
+    const enqueued: string[] = [];
+    // Each check's write takes 400 ms of the clock (a busy database or event loop).
+    const slow = new Proxy(store, {
+      get(target, key) {
+        if (key === 'enqueueScheduledJobs') {
+          return async (params: Parameters<MemoryStore['enqueueScheduledJobs']>[0]) => {
+            const applied = await target.enqueueScheduledJobs(params);
+            params.advances.forEach((a, i) => applied[i] && enqueued.push(...a.jobs.map((job) => job.uniqueKey!)));
+            clock.increment(400);
+            return applied;
+          };
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const schedules = Array.from({ length: 1_000 }, (_, i) =>
+      defineSchedule({ name: `s${i}`, cron: '* * * * * *', queue: ticks, kind: 'tick', payload: {} }),
+    );
+    // The ticks' queue is not run here: the test counts what is enqueued.
+    const supervisor = createSupervisor({ store: slow, queues: [reports], schedules, clock, workerId: 'w1' });
+    track(supervisor, clock);
+    await supervisor.start();
+    // Uneven strides: a timer fires up to 1.7 s after it was due.
+    for (let moved = 0, i = 0; moved < MINUTE; i++) {
+      const stride = [300, 1_700, 900, 1_300][i % 4]!;
+      await advance(clock, stride, stride);
+      moved += stride;
+    }
+    const expected = schedules.flatMap((s) => Array.from({ length: 60 }, (_, k) => `${s.name}@${new Date(START + (k + 1) * 1_000).toISOString()}`));
+    const due = new Set(expected);
+    expect(enqueued.filter((key) => due.has(key)).sort()).toEqual(expected.sort());
+    expect(new Set(enqueued).size).toBe(enqueued.length);
+    expect((await store.countJobs()).find((c) => c.queue === 'ticks')?.count).toBe(enqueued.length);
+  });
+
+  it('enqueue ticks due while running even without catchUp, when the store was down for a while', async () => {
+    const clock = createTestClock(START);
+    const store = memoryStore({ clock });
+    let down = false;
+    const failing = new Proxy(store, {
+      get(target, key) {
+        if (key === 'enqueueScheduledJobs' && down) return () => Promise.reject(new Error('ECONNREFUSED'));
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const supervisor = createSupervisor({ store: failing, queues: [reports], schedules: [every5Minutes()], clock, workerId: 'w1' });
+    track(supervisor, clock);
+    await supervisor.start();
+    await advance(clock, 1_000);
+    down = true;
+    await advance(clock, 16 * MINUTE, 10_000);
+    down = false;
+    await advance(clock, 5_000);
+    expect(await ticksEnqueued(store)).toEqual([at(5), at(10), at(15)]);
+  });
+
+  for (const skew of [10 * MINUTE, -10 * MINUTE]) {
+    it(`compute and write ticks by the store's clock with the worker's clock ${skew > 0 ? 'ahead' : 'behind'} by 10 minutes`, async () => {
+      // The supervisor's clock reads START + skew when the store's reads START.
+      const clock = createTestClock(START + skew);
+      const store = memoryStore({ clock: { now: () => clock.now() - skew } });
+      await startSupervisor(store, clock).start();
+      await advance(clock, 11 * MINUTE, 10_000);
+      expect(await ticksEnqueued(store)).toEqual([at(5), at(10)]);
+      expect((await store.getSchedules({ names: ['digest'] })).schedules).toEqual([{ name: 'digest', lastTickAt: new Date(at(10)) }]);
+    });
+  }
+
   it('refuse a bad name, cron expression, time zone or payload, and a name given twice', () => {
     const base = { name: 'digest', cron: '* * * * *', queue: reports, kind: 'render' as const, payload: { account: 'a' } };
     expect(() => defineSchedule({ ...base, name: 'no spaces' })).toThrow(InvalidOptionError);

@@ -1,7 +1,7 @@
 /**
  * A tracer provider that keeps finished spans in memory, with a W3C trace-context propagator
- * and an AsyncLocalStorage context manager: an SDK's behaviour, enough for tests, without an
- * SDK (`@opentelemetry/sdk-trace-base` 2.x declares a peer range that excludes api 1.10).
+ * and an AsyncLocalStorage context manager: an SDK's behaviour, enough for tests, with spans
+ * as plain records. tracing-sdk.test.ts runs the real SDK.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';

@@ -4,6 +4,8 @@ import {
   advance,
   assertEnqueued,
   assertJobState,
+  assertManyEnqueued,
+  assertNotEnqueued,
   createTestClock,
   drain,
   memoryStore,
@@ -122,6 +124,60 @@ describe('assertions', () => {
         'the queue holds 2 jobs of that kind, newest first: #2 {"placeId":"p2"} (pending), #1 {"placeId":"p1"} (pending)',
     );
     await expect(assertEnqueued(store, 'other', 'collect')).rejects.toThrow('the queue holds no job of that kind');
+  });
+
+  it('assertEnqueued matches on options too: priority, runAt, unique key', async () => {
+    const store = memoryStore({ clock: createTestClock() });
+    const queue = flaky(0);
+    const runAt = new Date(TEST_EPOCH + 60_000);
+    await queue.enqueue(store, 'collect', { placeId: 'p1' }, { priority: 5, runAt, uniqueKey: 'collect:p1' });
+    expect(await assertEnqueued(store, queue, 'collect', undefined, { priority: 5, runAt: new Date(runAt), uniqueKey: 'collect:p1' })).toMatchObject({
+      payload: { placeId: 'p1' },
+    });
+    await expect(assertEnqueued(store, queue, 'collect', { placeId: 'p1' }, { priority: 0 })).rejects.toThrow(
+      'no job of kind "collect" in queue "places" was enqueued with payload {"placeId":"p1"}, priority 0; ' +
+        'the queue holds 1 job of that kind, newest first: #1 {"placeId":"p1"} (pending)',
+    );
+    await expect(assertEnqueued(store, queue, 'collect', undefined, { runAt: new Date(TEST_EPOCH) })).rejects.toThrow(
+      `with runAt ${new Date(TEST_EPOCH).toISOString()}`,
+    );
+  });
+
+  it('assertNotEnqueued passes when nothing matches, and lists what does', async () => {
+    const store = memoryStore();
+    const queue = flaky(0);
+    await assertNotEnqueued(store, queue);
+    await queue.enqueue(store, 'collect', { placeId: 'p1' }, { uniqueKey: 'collect:p1' });
+    await assertNotEnqueued(store, queue, 'collect', { placeId: 'p2' });
+    await assertNotEnqueued(store, queue, 'collect', undefined, { uniqueKey: 'collect:p2' });
+    await assertNotEnqueued(store, 'other');
+    await expect(assertNotEnqueued(store, queue)).rejects.toThrow(
+      'expected no job of any kind in queue "places", found 1 job, newest first: #1 {"placeId":"p1"} (pending)',
+    );
+    await expect(assertNotEnqueued(store, queue, 'collect', { placeId: 'p1' })).rejects.toThrow(
+      'expected no job of kind "collect" in queue "places" with payload {"placeId":"p1"}, found 1 job',
+    );
+  });
+
+  it('assertManyEnqueued checks every job of the queue, in order, and says where it differs', async () => {
+    const store = memoryStore({ clock: createTestClock() });
+    const queue = flaky(0);
+    await queue.enqueue(store, 'collect', { placeId: 'p1' });
+    await queue.enqueue(store, 'collect', { placeId: 'p2' }, { priority: 3 });
+    const jobs = await assertManyEnqueued(store, queue, [
+      { kind: 'collect', payload: { placeId: 'p1' } },
+      { kind: 'collect', priority: 3 },
+    ]);
+    expect(jobs.map((job) => job.payload)).toEqual([{ placeId: 'p1' }, { placeId: 'p2' }]);
+    await expect(assertManyEnqueued(store, queue, [{ kind: 'collect' }])).rejects.toThrow(
+      'queue "places" holds 2 jobs, expected 1; at position 2 (oldest first) expected no more jobs, but job #2 is of kind "collect"',
+    );
+    await expect(
+      assertManyEnqueued(store, queue, [{ kind: 'collect', payload: { placeId: 'p2' } }, { kind: 'collect' }]),
+    ).rejects.toThrow('at position 1 (oldest first) expected a job of kind "collect" with payload {"placeId":"p2"}, but job #1 is of kind "collect" with payload {"placeId":"p1"}, priority 0');
+    await expect(assertManyEnqueued(store, queue, [{ kind: 'collect' }, { kind: 'collect' }, { kind: 'collect' }])).rejects.toThrow(
+      'at position 3 (oldest first) expected a job of kind "collect", but there is no such job',
+    );
   });
 
   it('assertJobState checks the state, and says where the job is and how it got there', async () => {

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionError, JobExpired } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
+import { rescueLimit } from '../rescue-limit.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import type {
   AlertClaim,
@@ -30,9 +31,10 @@ import type {
   ProgressUpdate,
   PruneParams,
   QueueBacklog,
+  RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
-  ScheduleState,
+  ScheduleStates,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -183,24 +185,30 @@ export class MemoryStore implements JobStore {
     });
   }
 
-  async rescueExpiredJobs(): Promise<JobRecord[]> {
+  async rescueExpiredJobs(params: RescueParams = {}): Promise<JobRecord[]> {
+    const limit = rescueLimit(params);
     const now = this.#now();
+    const overdue = (at: Date | null) => at !== null && at.getTime() < now.getTime();
+    // Stable sorts of jobs in id order: ties stay in id order.
+    const byTime = (at: (job: JobRecord) => Date) => (a: JobRecord, b: JobRecord) => at(a).getTime() - at(b).getTime();
+    const jobs = [...this.#jobs.values()];
+    // As the SQL stores: expired leases first, then jobs past their expiresAt, each longest
+    // overdue first, `limit` in all.
+    const leases = jobs.filter((job) => job.state === 'running' && overdue(job.leaseExpiresAt)).sort(byTime((job) => job.leaseExpiresAt!));
+    const waiting = jobs
+      .filter((job) => (job.state === 'pending' || job.state === 'retrying') && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
+      .sort(byTime((job) => job.expiresAt!));
     const rescued: JobRecord[] = [];
-    for (const job of this.#jobs.values()) {
+    for (const job of [...leases, ...waiting].slice(0, limit)) {
       const expired = job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime();
-      if (expired && (job.state === 'pending' || job.state === 'retrying')) {
+      if (job.state !== 'running') {
         const from = job.state;
         const { code, message } = new JobExpired(job.expiresAt!);
         job.error = { code, message };
         this.#setState(job, 'dead', now);
         // No worker: the reaper ends a job that waits.
         this.#appendEvent(job, from, job.error, now, null);
-        rescued.push(copyJob(job));
-        continue;
-      }
-      if (job.state !== 'running' || job.leaseExpiresAt === null) continue;
-      if (job.leaseExpiresAt.getTime() >= now.getTime()) continue;
-      if (job.cancelRequestedAt !== null) {
+      } else if (job.cancelRequestedAt !== null) {
         job.error = { ...CANCELLED_BY_REQUEST };
         this.#moveFromRunning(job, 'cancelled', now);
       } else {
@@ -214,7 +222,7 @@ export class MemoryStore implements JobStore {
       }
       rescued.push(copyJob(job));
     }
-    return rescued;
+    return rescued.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
   async cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
@@ -377,11 +385,12 @@ export class MemoryStore implements JobStore {
     return { send: true, suppressed: last?.suppressed ?? 0 };
   }
 
-  async getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
-    return [...new Set(params.names)]
+  async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
+    const schedules = [...new Set(params.names)]
       .filter((name) => this.#schedules.has(name))
       .sort(compareStrings)
       .map((name) => ({ name, lastTickAt: copyDate(this.#schedules.get(name)!) }));
+    return { now: this.#now(), schedules };
   }
 
   async enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {

@@ -1,7 +1,8 @@
 /**
  * The embedded store: the same SQL as the Postgres store, run in-process by PGlite (PostgreSQL
  * compiled to WebAssembly). No server: in memory by default, or in a data directory that
- * survives restarts. One session, so claims are serialised; for one process, not many.
+ * survives restarts. One session, so claims are serialised; for one process, not many: the
+ * store locks its data directory while open (data-dir-lock.ts).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { InvalidOptionError } from '../../errors.js';
@@ -10,11 +11,14 @@ import type { SqlDriver } from '../sql/sql-driver.js';
 import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 export interface PgliteStoreOptions {
   /** Your PGlite instance. The store never closes it. Excludes `dataDir`. */
   db?: PGlite;
-  /** Where the store's own instance keeps its files. Default: in memory (gone on close). */
+  /** Where the store's own instance keeps its files, locked while the store is open: a second
+   *  opener (another process, the CLI) gets `DataDirLockedError`. Default: in memory (gone
+   *  on close). */
   dataDir?: string;
   /** Schema of the store's tables, created by `migrate()`. Default `jobvisor`. */
   schema?: string;
@@ -31,6 +35,8 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   if (options.db !== undefined && options.dataDir !== undefined) {
     throw new InvalidOptionError('dataDir', 'give either `db` (your PGlite) or `dataDir`, not both');
   }
+  // Before PGlite touches the directory; throws DataDirLockedError if another holds it.
+  const lock = options.dataDir === undefined ? undefined : lockDataDir(options.dataDir);
   // Starts in the background; queries wait until it is ready.
   const db = options.db ?? new PGlite(options.dataDir);
   return new SqlJobStore({
@@ -46,7 +52,12 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
       return () => db.unlisten(channel, onQueue);
     },
     release: async () => {
-      if (db !== options.db) await db.close();
+      if (db === options.db) return;
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
     },
   });
 }

@@ -21,9 +21,10 @@ import type {
   ProgressUpdate,
   PruneParams,
   QueueBacklog,
+  RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
-  ScheduleState,
+  ScheduleStates,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -108,8 +109,8 @@ export class SqlJobStore implements JobStore {
     return setStatesIfRunning(this.#ctx, params);
   }
 
-  rescueExpiredJobs(): Promise<JobRecord[]> {
-    return rescueExpiredJobs(this.#ctx);
+  rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]> {
+    return rescueExpiredJobs(this.#ctx, params);
   }
 
   cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
@@ -164,7 +165,7 @@ export class SqlJobStore implements JobStore {
     return claimAlert(this.#ctx, params);
   }
 
-  getSchedules(params: { names: readonly string[] }): Promise<ScheduleState[]> {
+  getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
     return getSchedules(this.#ctx, params);
   }
 

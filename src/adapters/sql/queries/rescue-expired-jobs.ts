@@ -1,6 +1,8 @@
 import type { JobRecord } from '../../../types.js';
 import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
+import { rescueLimit } from '../../rescue-limit.js';
+import type { RescueParams } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 import { CANCELLED_BY_REQUEST } from './cancel-job.js';
@@ -14,6 +16,8 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  *   jobs_expiry_idx, which holds only waiting rows that have a deadline.
  * SKIP LOCKED passes over a row that a worker or a claim is writing right now instead of
  * waiting (that write settles it, or the next pass does).
+ * At most `$2` rows in all, the longest expired first, so that the transaction stays small
+ * after a fleet-wide outage; the caller repeats until a call rescues fewer.
  */
 /** No attempt left, or past the deadline across all attempts (null when it has none). */
 const LAST = `(j.attempt >= j.max_attempts or j.expires_at <= ${NOW})`;
@@ -24,6 +28,8 @@ const RESCUE_EXPIRED_JOBS = defineStatement(
 with expired as (
   select id from ${s.quoted}.jobs
   where state = 'running' and lease_expires_at < ${NOW}
+  order by lease_expires_at
+  limit $2
   for update skip locked
 ),
 rescued as (
@@ -41,6 +47,8 @@ rescued as (
 overdue as (
   select id, state from ${s.quoted}.jobs
   where expires_at <= ${NOW} and state in ('pending', 'retrying')
+  order by expires_at
+  limit greatest(0, $2 - (select count(*) from expired))
   for update skip locked
 ),
 ended as (
@@ -62,7 +70,7 @@ select ${jobColumns('r')} from (select * from rescued union all select * from en
 `,
 );
 
-export async function rescueExpiredJobs(ctx: SqlContext): Promise<JobRecord[]> {
-  const rows = await ctx.run<JobRow>(RESCUE_EXPIRED_JOBS, [ctx.now()]);
+export async function rescueExpiredJobs(ctx: SqlContext, params: RescueParams = {}): Promise<JobRecord[]> {
+  const rows = await ctx.run<JobRow>(RESCUE_EXPIRED_JOBS, [ctx.now(), rescueLimit(params)]);
   return rows.map(toJobRecord);
 }
