@@ -4,7 +4,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import { conformanceKit, type CurrentStore, FINAL_OUTCOMES, lease, sortedIds, step, T0, UNKNOWN_ID } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore, FINAL_OUTCOMES, lease, sortedIds, step, T0, UNKNOWN_ID } from './conformance.js';
 
 export function describeAdminConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, enqueueOne, claim, claimOne, getJob, history, outcome, setState, jobIn } = conformanceKit(current);

@@ -5,7 +5,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import { conformanceKit, type CurrentStore, ids, lease, LEASE_MS, sortedIds, step, T0, UNKNOWN_ID, WRONG_TOKEN } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore, ids, lease, LEASE_MS, sortedIds, step, T0, UNKNOWN_ID, WRONG_TOKEN } from './conformance.js';
 
 export function describeClaimConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, claim, claimOne, getJob, history, outcome, setState, write } = conformanceKit(current);

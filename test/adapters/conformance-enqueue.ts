@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EnqueueJob, EnqueueResult, SqlClient } from '../../src/adapters/store.js';
-import type { StoreConformanceFactory } from './conformance.js';
-import { conformanceKit, type CurrentStore, FINAL_OUTCOMES, ids, lease, LEASE_MS, step, T0, UNKNOWN_ID } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore, FINAL_OUTCOMES, ids, lease, LEASE_MS, step, type StoreConformanceFactory, T0, UNKNOWN_ID } from './conformance.js';
 
 export function describeEnqueueConformance(current: CurrentStore, factory: StoreConformanceFactory): void {
   const { store, clock, enqueue, enqueueOne, claimOne, getJob, history, outcome, setState, jobIn } = conformanceKit(current);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/adapters/store.js';
-import { conformanceKit, type CurrentStore, FENCED_WRITES, type FencedWrite, ids, lease, LEASE_MS, sortedIds, step, T0, WRONG_TOKEN } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore, FENCED_WRITES, type FencedWrite, ids, lease, LEASE_MS, sortedIds, step, T0, WRONG_TOKEN } from './conformance.js';
 
 export function describeFencingConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, claim, claimOne, getJob, history, outcome, setState, write } = conformanceKit(current);

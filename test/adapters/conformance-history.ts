@@ -5,7 +5,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import { BOOM, conformanceKit, type CurrentStore, lease, LEASE_MS, step, T0 } from './conformance-kit.js';
+import { BOOM, conformanceKit, type CurrentStore, lease, LEASE_MS, step, T0 } from './conformance.js';
 
 export function describeHistoryConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, claimOne, getJob, history, outcome, setState, jobIn } = conformanceKit(current);

@@ -5,7 +5,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import { BOOM, conformanceKit, type CurrentStore, lease, step, T0, UNKNOWN_ID, WRONG_TOKEN } from './conformance-kit.js';
+import { BOOM, conformanceKit, type CurrentStore, lease, step, T0, UNKNOWN_ID, WRONG_TOKEN } from './conformance.js';
 
 export function describeOutcomeConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, claim, claimOne, getJob, history, outcome, setState } = conformanceKit(current);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScanJobsParams } from '../../src/adapters/store.js';
 import type { JobRecord } from '../../src/types.js';
-import { conformanceKit, type CurrentStore, ids, T0 } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore, ids, T0 } from './conformance.js';
 
 export function describeReadConformance(current: CurrentStore): void {
   const { store, now, enqueue, claimOne, getJob, jobIn } = conformanceKit(current);

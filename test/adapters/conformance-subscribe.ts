@@ -5,7 +5,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { conformanceKit, type CurrentStore } from './conformance-kit.js';
+import { conformanceKit, type CurrentStore } from './conformance.js';
 
 export function describeSubscribeConformance(current: CurrentStore): void {
   const { store, enqueue, enqueueOne } = conformanceKit(current);
