@@ -67,9 +67,18 @@ export async function replaySupervisorPath(
   };
   const actor = createActor(supervisorMachine, { clock, inspect, input: { ...MACHINE_INPUT, runtime } });
 
+  /** Reaper passes the store has not answered yet: a step is over once they are. */
+  const reaping = new Set<Promise<unknown>>();
+
   async function reapNow(): Promise<number> {
     if (!storeUp) throw STORE_DOWN;
-    return (await store.rescueExpiredJobs()).length;
+    const pass = store.rescueExpiredJobs();
+    reaping.add(pass);
+    try {
+      return (await pass).length;
+    } finally {
+      reaping.delete(pass);
+    }
   }
 
   /** As the real claim: the store call, its jobs held, then slotsFreed, then the answer. */
@@ -172,6 +181,10 @@ export async function replaySupervisorPath(
           }
       }
       await settle(3);
+      while (reaping.size > 0) {
+        await Promise.allSettled([...reaping]);
+        await settle(3);
+      }
       await check(`step ${i} (${event.type})`, state);
     }
     expect(actor.getSnapshot().status).toBe('done');
