@@ -1,44 +1,32 @@
 /**
  * Property-based tests (fast-check) of several workers on one store: see cluster-property.ts
- * for what must hold. The memory store takes the most runs; PGlite (one instance for the
- * file) fewer, each on a schema truncated before. A store that ignores the lease token must be
- * caught.
+ * for what must hold. On every store of test/support/test-stores.ts: the memory store takes the
+ * most runs, the SQL stores (one database for the file, emptied before each run) fewer. A
+ * store that ignores the lease token must be caught.
  */
-import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import { pgliteStore } from '../../src/adapters/pglite/index.js';
+import { describeEachStore, type TestStoreName } from '../support/test-stores.js';
 import { ignoringLeaseTokens } from './broken-store.js';
 import type { StoreFactory } from './cluster.js';
 import { actions, checkCluster } from './cluster-property.js';
 
-const schema = 'jv_properties';
-let db: PGlite;
+/** Each run catches a store without fencing with probability ~0.98 (test/README.md). */
+const RUNS: Record<TestStoreName, number> = { memory: 40, pglite: 8, postgres: 8 };
 
-beforeAll(async () => {
-  db = await PGlite.create();
-  await pgliteStore({ db, schema }).migrate();
-});
-
-afterAll(async () => {
-  await db.close();
-});
-
-describe('workers on one store, in any interleaving', () => {
-  it('memory store', async () => {
-    await fc.assert(fc.asyncProperty(actions, (run) => checkCluster(async (clock) => memoryStore({ clock }), run)), { numRuns: 40 });
-  });
-
-  it('PGlite store', async () => {
+describeEachStore('workers on one store, in any interleaving', (store) => {
+  it(`hold the properties in ${RUNS[store.name]} runs`, async () => {
     const create: StoreFactory = async (clock) => {
-      await db.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
-      return pgliteStore({ db, schema, clock, notifyDebounceMs: 0 });
+      await store.reset();
+      return store.create(clock, { notifyDebounceMs: 0 });
     };
-    await fc.assert(fc.asyncProperty(actions, (run) => checkCluster(create, run)), { numRuns: 8 });
-  });
+    await fc.assert(fc.asyncProperty(actions, (run) => checkCluster(create, run)), { numRuns: RUNS[store.name] });
+  }, 120_000);
+});
 
-  it('catches a store that ignores the lease token', async () => {
+describe('the cluster properties', () => {
+  it('catch a store that ignores the lease token', async () => {
     const broken: StoreFactory = async (clock) => ignoringLeaseTokens(memoryStore({ clock }));
     const failure: unknown = await fc
       .assert(fc.asyncProperty(actions, (run) => checkCluster(broken, run)), { numRuns: 200, endOnFailure: true })

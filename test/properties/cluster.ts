@@ -15,13 +15,15 @@ import { createTestClock, deferred, settle } from '../support/sim.js';
 import { LeaseObserver } from './lease-observer.js';
 
 export const QUEUE = 'props';
-const LEASE_MS = 3_000;
+export const LEASE_MS = 3_000;
 const MAX_ATTEMPTS = 3;
 const STEP_MS = 100;
 
 export type Action =
   | { kind: 'enqueue'; count: number }
   | { kind: 'finish'; pick: number; outcome: 'ok' | 'fail' | 'permanent' }
+  /** The worker running one handler call in flight is frozen just as that handler returns. */
+  | { kind: 'freeze'; pick: number; outcome: 'ok' | 'fail' | 'permanent' }
   | { kind: 'advance'; ms: number }
   | { kind: 'reap'; worker: number }
   | { kind: 'pause'; worker: number }
@@ -85,6 +87,15 @@ export class Cluster {
         const live = this.attempts.filter((a) => this.workers[a.worker]!.status !== 'crashed');
         const attempt = live[action.pick % Math.max(live.length, 1)];
         if (attempt) this.#finish(attempt, action.outcome);
+        break;
+      }
+      case 'freeze': {
+        const running = this.attempts.filter((a) => this.workers[a.worker]!.status === 'up');
+        const attempt = running[action.pick % Math.max(running.length, 1)];
+        if (attempt) {
+          this.workers[attempt.worker]!.status = 'paused';
+          this.#finish(attempt, action.outcome);
+        }
         break;
       }
       case 'advance':

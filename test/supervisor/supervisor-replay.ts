@@ -3,8 +3,11 @@
  * queue of concurrency 2, no prefetch) over a real store, driven only from outside: the API
  * (start, drain, stop), enqueues, the simulated clock, the handlers' answers, and a store that
  * answers a claim, a drain's reaper pass or a release when the path says so, or is down.
- * After every step: the supervisor's actor is where the model said, its counters and the
- * claim it has in flight are what the model said, and the store's rows agree.
+ * After every step (once the store calls it let through have answered): the supervisor's
+ * actor is where the model said, its counters and the claim it has in flight are what the
+ * model said, and the store's rows agree. The store's wake-ups are delivered by the replay as
+ * the store would send them, so that a SQL store's NOTIFY, which arrives in its own time, cannot
+ * land in the wrong step.
  */
 import { expect } from 'vitest';
 import type { InspectionEvent } from 'xstate';
@@ -42,18 +45,25 @@ export async function replaySupervisorPath(
   const finished = { completed: 0 };
   let pending = 0;
 
-  const down = () => {
-    if (!storeUp) throw STORE_DOWN;
+  /** What the store was asked and is answering now: a step is over once these have. */
+  const inFlight = new Set<Promise<unknown>>();
+  const through = <T>(call: () => Promise<T>): Promise<T> => {
+    if (!storeUp) return Promise.reject(STORE_DOWN);
+    const answer = call();
+    inFlight.add(answer);
+    void answer.finally(() => inFlight.delete(answer)).catch(() => {});
+    return answer;
   };
+  /** The supervisor's wake-up callback, from its start until it stops. */
+  let onWake: ((queue?: string) => void) | undefined;
   const store = interceptStore(base, {
     claimJobs: async (params) => {
       claim = { params, answer: deferred<void>() };
       await claim.answer.promise;
       claim = undefined;
-      down();
-      return base.claimJobs(params);
+      return through(() => base.claimJobs(params));
     },
-    rescueExpiredJobs: async () => {
+    rescueExpiredJobs: async (params) => {
       // A started supervisor's periodic pass is answered at once (see the model); a drain's
       // waits for the path.
       if (supervisor.actor.getSnapshot().matches('draining')) {
@@ -61,8 +71,7 @@ export async function replaySupervisorPath(
         await drainReap.answer.promise;
         drainReap = undefined;
       }
-      down();
-      return base.rescueExpiredJobs();
+      return through(() => base.rescueExpiredJobs(params));
     },
     setStatesIfRunning: async (params) => {
       // A release (stop past its grace period) is written when the path says so; a completion
@@ -72,8 +81,13 @@ export async function replaySupervisorPath(
         releases.push(release);
         await release.answer.promise;
       }
-      down();
-      return base.setStatesIfRunning(params);
+      return through(() => base.setStatesIfRunning(params));
+    },
+    subscribe: async (wake) => {
+      onWake = wake;
+      return async () => {
+        onWake = undefined;
+      };
     },
   });
 
@@ -140,6 +154,7 @@ export async function replaySupervisorPath(
         case 'job.enqueued':
           await base.enqueueJobs({ jobs: [{ queue: QUEUE, kind: 'k', payload: { step: i }, maxAttempts: 3 }] });
           pending += 1;
+          onWake?.(QUEUE);
           break;
         case 'supervisor.start':
           void supervisor.start();
@@ -180,6 +195,10 @@ export async function replaySupervisorPath(
         }
       }
       await settle();
+      while (inFlight.size > 0) {
+        await Promise.allSettled([...inFlight]);
+        await settle();
+      }
       await check(`step ${i} (${event.type})`, state);
     }
     expect(supervisor.actor.getSnapshot().status).toBe('done');

@@ -2,9 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../../src/adapters/memory/index.js';
 import { InvalidOptionError } from '../../../src/errors.js';
 import type { ClaimedJob } from '../../../src/types.js';
-import { describeStoreConformance } from '../conformance.js';
-
-describeStoreConformance('memory', { create: async (clock) => memoryStore({ clock }) });
 
 describe('memoryStore', () => {
   const job = { queue: 'q', kind: 'k', maxAttempts: 3 };

@@ -34,4 +34,5 @@ it('keeps jobs and their history in its data directory across a restart', async 
   } finally {
     await second.close();
   }
-});
+  // Two PGlite instances start one after the other: seconds each on a busy machine.
+}, 120_000);

@@ -2,37 +2,21 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pgliteStore } from '../../../src/adapters/pglite/index.js';
 import { InvalidOptionError } from '../../../src/errors.js';
-import { describeStoreConformance } from '../conformance.js';
 
 const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 };
 const schema = 'jv_pglite';
 
-// One PGlite for the whole file: starting one costs seconds and hundreds of MB.
+// One PGlite for the whole file, migrated once: starting one costs seconds and hundreds of MB.
+// (The store conformance suite runs on PGlite from conformance.test.ts.)
 let db: PGlite;
 
 beforeAll(async () => {
   db = await PGlite.create();
+  await pgliteStore({ db, schema }).migrate();
 });
 
 afterAll(async () => {
   await db.close();
-});
-
-describeStoreConformance('pglite', {
-  create: async (clock) => {
-    const store = pgliteStore({ db, schema, clock });
-    await store.migrate();
-    return store;
-  },
-  teardown: async () => {
-    await db.exec(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules, "${schema}".queue_starts`);
-  },
-  inTransaction: async (end, fn) => {
-    await db.transaction(async (tx) => {
-      await fn(tx);
-      if (end === 'rollback') await tx.rollback();
-    });
-  },
 });
 
 describe('pgliteStore', () => {
@@ -51,7 +35,6 @@ describe('pgliteStore', () => {
 
   it('enqueues inside a PGlite transaction: the job and its wake-up exist only once it commits', async () => {
     const store = pgliteStore({ db, schema, notifyDebounceMs: 0 });
-    await store.migrate();
     const woken: string[] = [];
     const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
     let rolledBack = '';

@@ -6,7 +6,6 @@ import { CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
-import { describeStoreConformance } from '../conformance.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
 
 const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 };
@@ -22,30 +21,6 @@ describePostgres('postgresStore', (url) => {
   afterAll(async () => {
     await dropSchema(pool, schema);
     await pool.end();
-  });
-
-  describeStoreConformance('postgres', {
-    create: async (clock) => {
-      const store = postgresStore({ pool, schema, clock });
-      await store.migrate();
-      return store;
-    },
-    teardown: async () => {
-      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules, "${schema}".queue_starts`);
-    },
-    inTransaction: async (end, fn) => {
-      const client = await pool.connect();
-      try {
-        await client.query('begin');
-        await fn(client);
-        await client.query(end);
-      } catch (error) {
-        await client.query('rollback');
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
   });
 
   describe('options', () => {

@@ -1,0 +1,214 @@
+/**
+ * Conformance for the reads the CLI and the inspector make: list, count, scan and backlogs.
+ * Part of describeStoreConformance (conformance.ts), which calls it inside its own describe
+ * with a getter for the test's store and clock.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ScanJobsParams } from '../../src/adapters/store.js';
+import type { JobRecord } from '../../src/types.js';
+import { conformanceKit, type CurrentStore, ids, T0 } from './conformance.js';
+
+export function describeReadConformance(current: CurrentStore): void {
+  const { store, now, enqueue, claimOne, getJob, jobIn } = conformanceKit(current);
+
+  describe('listJobs', () => {
+    it('lists newest first, 50 by default', async () => {
+      await store().enqueueJobs({
+        jobs: Array.from({ length: 55 }, (_, i) => ({ queue: 'q', kind: 'k', payload: i, maxAttempts: 1 })),
+      });
+      const page = await store().listJobs({});
+      expect(page).toHaveLength(50);
+      expect(page.map((job) => job.payload)).toEqual(Array.from({ length: 50 }, (_, i) => 54 - i));
+    });
+
+    it('pages with beforeId', async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 7; i++) made.push((await enqueue()).id);
+      const newestFirst = [...made].reverse();
+      const p1 = await store().listJobs({ limit: 3 });
+      expect(ids(p1)).toEqual(newestFirst.slice(0, 3));
+      const p2 = await store().listJobs({ limit: 3, beforeId: p1.at(-1)!.id });
+      expect(ids(p2)).toEqual(newestFirst.slice(3, 6));
+      const p3 = await store().listJobs({ limit: 3, beforeId: p2.at(-1)!.id });
+      expect(ids(p3)).toEqual(newestFirst.slice(6));
+      expect(await store().listJobs({ limit: 3, beforeId: p3.at(-1)!.id })).toEqual([]);
+      expect(p1[0]).toEqual(await getJob(p1[0]!.id));
+    });
+
+    it('filters by queue, state and kind, alone or together', async () => {
+      const a1 = await enqueue({ queue: 'a', kind: 'x' });
+      const a2 = await enqueue({ queue: 'a', kind: 'y' });
+      const b1 = await enqueue({ queue: 'b', kind: 'x' });
+      const a3 = await enqueue({ queue: 'a', kind: 'x' });
+      const running = await claimOne('b');
+      expect(running.id).toBe(b1.id);
+      await store().cancelJob({ id: a1.id });
+
+      expect(ids(await store().listJobs({ queue: 'a' }))).toEqual([a3.id, a2.id, a1.id]);
+      expect(ids(await store().listJobs({ kind: 'x' }))).toEqual([a3.id, b1.id, a1.id]);
+      expect(ids(await store().listJobs({ state: 'pending' }))).toEqual([a3.id, a2.id]);
+      expect(ids(await store().listJobs({ state: 'running' }))).toEqual([b1.id]);
+      expect(ids(await store().listJobs({ queue: 'a', kind: 'x', state: 'pending' }))).toEqual([a3.id]);
+      expect(ids(await store().listJobs({ queue: 'a', kind: 'x', limit: 1, beforeId: a3.id }))).toEqual([a1.id]);
+      expect(await store().listJobs({ queue: 'nope' })).toEqual([]);
+    });
+  });
+
+  describe('countJobs', () => {
+    it('counts by queue and state, leaving out zero counts', async () => {
+      expect(await store().countJobs()).toEqual([]);
+      await jobIn('running', { queue: 'a' });
+      await jobIn('completed', { queue: 'a' });
+      await jobIn('pending', { queue: 'a' });
+      await jobIn('pending', { queue: 'a' });
+      await jobIn('dead', { queue: 'b' });
+      const counts = await store().countJobs();
+      const sorted = [...counts].sort((x, y) => `${x.queue}/${x.state}`.localeCompare(`${y.queue}/${y.state}`));
+      expect(sorted).toEqual([
+        { queue: 'a', state: 'completed', count: 1 },
+        { queue: 'a', state: 'pending', count: 2 },
+        { queue: 'a', state: 'running', count: 1 },
+        { queue: 'b', state: 'dead', count: 1 },
+      ]);
+    });
+  });
+
+  describe('scanJobs', () => {
+    /** Every page from the newest on, until the store says there is no next one. */
+    async function allPages(params: ScanJobsParams): Promise<{ pages: JobRecord[][]; jobs: JobRecord[] }> {
+      const pages: JobRecord[][] = [];
+      let beforeId: string | undefined;
+      for (let i = 0; i < 100; i++) {
+        const page = await store().scanJobs({ ...params, ...(beforeId === undefined ? {} : { beforeId }) });
+        pages.push(page.jobs);
+        if (page.nextBeforeId === null) return { pages, jobs: pages.flat() };
+        beforeId = page.nextBeforeId;
+      }
+      throw new Error('scanJobs never reached the last page');
+    }
+
+    it('pages newest first through every match of the filters, whatever the page and scan sizes', async () => {
+      // Pending jobs last: jobIn claims the only due job of its queue.
+      await jobIn('completed', { queue: 'a', kind: 'x', uniqueKey: 'k1' });
+      await jobIn('dead', { queue: 'b', kind: 'x' });
+      await jobIn('dead', { queue: 'a', kind: 'y' });
+      await jobIn('running', { queue: 'b', kind: 'y', uniqueKey: 'k1' });
+      await jobIn('cancelled', { queue: 'a', kind: 'x' });
+      await jobIn('skipped', { queue: 'c', kind: 'x' });
+      await jobIn('retrying', { queue: 'b', kind: 'x' });
+      await jobIn('dead', { queue: 'c', kind: 'x' });
+      await jobIn('completed', { queue: 'b', kind: 'y' });
+      await jobIn('running', { queue: 'a', kind: 'x' });
+      await jobIn('pending', { queue: 'a', kind: 'y' });
+      await jobIn('pending', { queue: 'b', kind: 'x', uniqueKey: 'k2' });
+      const everyJob = await store().listJobs({ limit: 1_000 });
+      expect(everyJob).toHaveLength(12);
+
+      const filters: ScanJobsParams[] = [
+        {},
+        { queue: 'a' },
+        { kind: 'x', queue: 'b' },
+        { state: 'pending' },
+        { state: 'completed' },
+        { state: 'retrying' },
+        { state: 'running' },
+        { state: 'running', queue: 'a' },
+        { state: 'dead' },
+        { state: 'dead', queue: 'a' },
+        { state: 'dead', kind: 'x' },
+        { state: 'cancelled' },
+        { state: 'skipped', queue: 'c' },
+        { uniqueKey: 'k1' },
+        { uniqueKey: 'k1', queue: 'b', state: 'running' },
+        { queue: 'nope' },
+        { state: 'dead', queue: 'nope' },
+      ];
+      for (const filter of filters) {
+        const expected = everyJob.filter(
+          (job) =>
+            (filter.queue === undefined || job.queue === filter.queue) &&
+            (filter.state === undefined || job.state === filter.state) &&
+            (filter.kind === undefined || job.kind === filter.kind) &&
+            (filter.uniqueKey === undefined || job.uniqueKey === filter.uniqueKey),
+        );
+        for (const sizes of [{}, { limit: 2, maxScan: 3 }, { limit: 1, maxScan: 1 }, { limit: 3, maxScan: 100 }]) {
+          const { pages, jobs } = await allPages({ ...filter, ...sizes });
+          expect({ filter, sizes, ids: ids(jobs) }).toEqual({ filter, sizes, ids: ids(expected) });
+          for (const page of pages) expect(page.length).toBeLessThanOrEqual(sizes.limit ?? 50);
+        }
+      }
+      const newestRunning = everyJob.find((job) => job.state === 'running')!;
+      expect((await store().scanJobs({ state: 'running' })).jobs[0]).toEqual(await getJob(newestRunning.id));
+    });
+
+    it('answers every match in one page when they fit, with no next page', async () => {
+      for (let i = 0; i < 5; i++) await enqueue();
+      const page = await store().scanJobs({ queue: 'q' });
+      expect(page.jobs).toHaveLength(5);
+      expect(page.nextBeforeId).toBeNull();
+      expect(await store().scanJobs({ beforeId: page.jobs[4]!.id })).toEqual({ jobs: [], nextBeforeId: null });
+    });
+
+    it('stops after maxScan jobs with a short page, and goes on from where it stopped', async () => {
+      const old = await enqueue({ queue: 'rare' });
+      for (let i = 0; i < 4; i++) await enqueue({ queue: 'common' });
+      const first = await store().scanJobs({ queue: 'rare', maxScan: 2 });
+      expect(first.jobs).toEqual([]);
+      expect(first.nextBeforeId).not.toBeNull();
+      const second = await store().scanJobs({ queue: 'rare', beforeId: first.nextBeforeId!, maxScan: 10 });
+      expect(ids(second.jobs)).toEqual([old.id]);
+    });
+
+    it('finds jobs by unique key, live or finished, in every queue', async () => {
+      const finished = await jobIn('completed', { queue: 'a', uniqueKey: 'order-7' });
+      const live = await enqueue({ queue: 'a', uniqueKey: 'order-7' });
+      const other = await enqueue({ queue: 'b', uniqueKey: 'order-7' });
+      await enqueue({ queue: 'a', uniqueKey: 'order-8' });
+      expect(ids((await store().scanJobs({ uniqueKey: 'order-7' })).jobs)).toEqual([other.id, live.id, finished.id]);
+      expect(ids((await store().scanJobs({ uniqueKey: 'order-7', queue: 'a' })).jobs)).toEqual([live.id, finished.id]);
+      expect((await store().scanJobs({ uniqueKey: 'order-9' })).jobs).toEqual([]);
+    });
+  });
+
+  describe('getQueueBacklogs', () => {
+    const zero = { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0 };
+
+    it('counts every state but completed per queue, and leaves out queues with none', async () => {
+      expect(await store().getQueueBacklogs({})).toEqual([]);
+      await jobIn('running', { queue: 'a' });
+      await jobIn('completed', { queue: 'a' });
+      await jobIn('dead', { queue: 'a' });
+      await jobIn('pending', { queue: 'a' });
+      await jobIn('pending', { queue: 'a' });
+      await jobIn('retrying', { queue: 'b' });
+      await jobIn('skipped', { queue: 'b' });
+      const cancelled = await enqueue({ queue: 'b' });
+      await store().cancelJob({ id: cancelled.id });
+      await jobIn('completed', { queue: 'c' });
+      const retryAt = (await store().getQueueBacklogs({})).find((q) => q.queue === 'b')?.oldestRunAt;
+      expect(await store().getQueueBacklogs({})).toEqual([
+        { queue: 'a', counts: { ...zero, pending: 2, running: 1, dead: 1 }, oldestRunAt: now() },
+        { queue: 'b', counts: { ...zero, retrying: 1, skipped: 1, cancelled: 1 }, oldestRunAt: retryAt },
+      ]);
+      expect(retryAt?.getTime()).toBe(T0 + 5_000);
+    });
+
+    it('stops each count at maxCount', async () => {
+      for (let i = 0; i < 2; i++) await jobIn('dead', { queue: 'a' });
+      for (let i = 0; i < 5; i++) await enqueue({ queue: 'a' });
+      const [backlog] = await store().getQueueBacklogs({ maxCount: 3 });
+      expect(backlog?.counts).toEqual({ ...zero, pending: 3, dead: 2 });
+    });
+
+    it('gives the earliest runAt of the pending and retrying jobs, due or not, across priorities', async () => {
+      await enqueue({ queue: 'a', priority: 5, runAt: new Date(T0 + 10_000) });
+      await enqueue({ queue: 'a', priority: -1, runAt: new Date(T0 - 7_000) });
+      await enqueue({ queue: 'a', priority: 0, runAt: new Date(T0 - 3_000) });
+      await enqueue({ queue: 'later', runAt: new Date(T0 + 60_000) });
+      expect((await store().getQueueBacklogs({})).map((q) => [q.queue, q.oldestRunAt?.getTime()])).toEqual([
+        ['a', T0 - 7_000],
+        ['later', T0 + 60_000],
+      ]);
+    });
+  });
+}
