@@ -1,3 +1,3 @@
 export { pgliteStore } from './pglite-store.js';
-export type { PgliteStoreOptions } from './pglite-store.js';
+export type { PgliteDatabase, PgliteStoreOptions, PgliteTransaction } from './pglite-store.js';
 export { SqlJobStore } from '../sql/sql-store.js';

@@ -12,8 +12,8 @@ import { sqlSchema } from '../sql/sql-schema.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
 
 export interface PgliteStoreOptions {
-  /** Your PGlite instance. The store never closes it. Excludes `dataDir`. */
-  db?: PGlite;
+  /** Your PGlite instance (`new PGlite(…)`). The store never closes it. Excludes `dataDir`. */
+  db?: PgliteDatabase;
   /** Where the store's own instance keeps its files. Default: in memory (gone on close). */
   dataDir?: string;
   /** Schema of the store's tables, created by `migrate()`. Default `jobvisor`. */
@@ -25,6 +25,24 @@ export interface PgliteStoreOptions {
   notifyDebounceMs?: number;
 }
 
+/**
+ * What the store uses of a PGlite instance; PGlite's `PGlite` fits. A structural type, so that
+ * these declarations do not load PGlite's, which need the DOM and Emscripten types a Node
+ * project does not have (with `skipLibCheck: false` its build would fail).
+ */
+export interface PgliteDatabase {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  transaction<T>(fn: (tx: PgliteTransaction) => Promise<T>): Promise<T>;
+  listen(channel: string, callback: (payload: string) => void): Promise<unknown>;
+  unlisten(channel: string, callback?: (payload: string) => void): Promise<void>;
+}
+
+/** What the store uses of a PGlite transaction. */
+export interface PgliteTransaction {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  exec(text: string): Promise<unknown>;
+}
+
 export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   const schema = sqlSchema(options.schema);
   const notifyDebounceMs = notifyDebounceOption(options.notifyDebounceMs);
@@ -32,7 +50,8 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
     throw new InvalidOptionError('dataDir', 'give either `db` (your PGlite) or `dataDir`, not both');
   }
   // Starts in the background; queries wait until it is ready.
-  const db = options.db ?? new PGlite(options.dataDir);
+  const own = options.db === undefined ? new PGlite(options.dataDir) : undefined;
+  const db: PgliteDatabase = own ?? options.db!;
   return new SqlJobStore({
     driver: pgliteDriver(db),
     schema,
@@ -46,12 +65,12 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
       return () => db.unlisten(channel, onQueue);
     },
     release: async () => {
-      if (db !== options.db) await db.close();
+      await own?.close();
     },
   });
 }
 
-function pgliteDriver(db: PGlite): SqlDriver {
+function pgliteDriver(db: PgliteDatabase): SqlDriver {
   return {
     // PGlite plans every statement on each call (nothing is prepared), so `indexScansOnly`,
     // which guards a plan kept across calls, has nothing to do here.
