@@ -28,6 +28,7 @@ import type {
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
 import { describeAlertConformance } from './conformance-alerts.js';
 import { describeControlConformance } from './conformance-control.js';
+import { describeReleaseConformance } from './conformance-release.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 
 /** A clock that only moves when told to. */
@@ -1378,6 +1379,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeLimitsConformance(() => ({ store, clock }));
     describeControlConformance(() => ({ store, clock }));
     describeAlertConformance(() => ({ store, clock }));
+    describeReleaseConformance(() => ({ store, clock }));
 
     describe('subscribe', () => {
       /** Enqueues into a queue no test uses and waits for its wake-up: notifications arrive in

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { EnqueueJob } from '../../adapters/store.js';
-import { type EnqueueOptions, buildEnqueueJob } from '../../queue.js';
+import { assertHandledKind, buildEnqueueJob, type EnqueueOptions } from '../../queue.js';
 import { UnknownQueueError } from '../../errors.js';
 import { CliError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
@@ -87,8 +87,6 @@ async function checkedAgainstModule(
   if (!queue) {
     throw new CliError(EXIT.usage, `${new UnknownQueueError(queueName).message}: ${path} defines ${queues.map((q) => q.name).join(', ')}`);
   }
-  if (!Object.hasOwn(queue.handlers, kind)) {
-    throw new CliError(EXIT.usage, `queue "${queueName}" has no handler for kind "${kind}" (it has ${Object.keys(queue.handlers).join(', ')})`);
-  }
+  assertHandledKind(queueName, queue.handlers, kind);
   return buildEnqueueJob(queueName, kind, payload, options, queue.settings);
 }
