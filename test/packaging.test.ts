@@ -169,7 +169,9 @@ const TSCONFIG = {
   files: ['consumer.mts', 'consumer.cts'],
 };
 
-describe('the package, packed and installed as users install it', () => {
+// Each test starts a Node process or two, tsc a longer one: on a busy machine that can pass
+// the default timeout.
+describe('the package, packed and installed as users install it', { timeout: 120_000 }, () => {
   let root: string;
   let packed: { files: { path: string }[] };
   /** Projects with the package installed: from the tarball, and from a git URL. */
