@@ -10,6 +10,9 @@
 -- key; job_id is then that job's. Bad input raises invalid_parameter_value (22023) naming the
 -- argument, and nothing is written. It cannot know the queue's handlers: a kind no handler
 -- knows is skipped (`unknown_kind`) when claimed.
+--
+-- `:JOBVISOR_CHANNEL` is the schema's LISTEN/NOTIFY channel as a string literal (with psql:
+-- `-v JOBVISOR_CHANNEL="'jobvisor:jobvisor'"` beside `-v JOBVISOR_SCHEMA=jobvisor`).
 
 create function :JOBVISOR_SCHEMA.enqueue(
   queue text,
