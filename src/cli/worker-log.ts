@@ -39,7 +39,7 @@ export function workerLogger(level: string, format: LogFormat): Pino {
 const ENDINGS: Partial<Record<JobActorFinalState | 'released', { level: 'info' | 'warn'; says: string }>> = {
   completed: { level: 'info', says: 'completed' },
   retrying: { level: 'warn', says: 'failed, will retry' },
-  released: { level: 'warn', says: 'released for retry: the worker stopped before it finished' },
+  released: { level: 'warn', says: 'released for retry, no attempt spent' },
   snoozed: { level: 'info', says: 'snoozed' },
   skipped: { level: 'info', says: 'skipped' },
   cancelled: { level: 'info', says: 'cancelled' },
@@ -55,12 +55,15 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     if (snapshot.machine !== jobMachine || ended.has(event.actorRef)) return;
     const context = snapshot.context as JobMachineContext;
     const { job } = context;
-    const fields = { job: { id: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, maxAttempts: job.maxAttempts } };
     const name = `job ${job.id} ${job.queue}/${job.kind}`;
-    const attempt = `attempt ${job.attempt} of ${job.maxAttempts}`;
+    const described = (maxAttempts: number) => ({
+      fields: { job: { id: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, maxAttempts } },
+      attempt: `attempt ${job.attempt} of ${maxAttempts}`,
+    });
     if (snapshot.status === 'active') {
       if (!startedAt.has(event.actorRef) && snapshot.matches('running')) {
         startedAt.set(event.actorRef, Date.now());
+        const { fields, attempt } = described(job.maxAttempts);
         logger.debug({ ...fields, jobEvent: 'started' }, `${name} started (${attempt})`);
       }
       return;
@@ -72,6 +75,8 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     const jobEvent = final === 'retrying' && outcome?.state === 'released' ? 'released' : final;
     const ending = ENDINGS[jobEvent];
     if (!ending) return;
+    // A snooze or a release spends no attempt: the row allows one more now, and so does the log.
+    const { fields, attempt } = described(job.maxAttempts + (jobEvent === 'snoozed' || jobEvent === 'released' ? 1 : 0));
     const began = startedAt.get(event.actorRef);
     const durationMs = began === undefined ? undefined : Date.now() - began;
     const runAt = outcome && 'runAt' in outcome ? outcome.runAt : undefined;
