@@ -36,7 +36,8 @@ declare
   -- carry unescaped.
   name_pattern constant text := '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
   name_rule constant text := 'must be 1-128 characters of letters, digits, "_", ".", ":" or "-", starting with a letter or digit';
-  -- validation.ts's MAX_KEY_BYTES: a longer key would not fit the indexes that hold it.
+  -- validation.ts's MAX_KEY_BYTES (and migration 5's checks): a longer key would not fit the
+  -- indexes that hold it.
   max_key_bytes constant integer := 1000;
   due timestamptz := coalesce(enqueue.run_at, now());
   payload_bytes integer;
@@ -63,13 +64,19 @@ begin
     raise exception 'enqueue: max_attempts must be a positive integer, got %', coalesce(enqueue.max_attempts::text, 'null')
       using errcode = '22023';
   end if;
-  if enqueue.unique_key = '' or octet_length(enqueue.unique_key) > max_key_bytes then
-    raise exception 'enqueue: unique_key must be a non-empty string of at most % bytes of UTF-8, got % bytes',
-      max_key_bytes, octet_length(enqueue.unique_key) using errcode = '22023';
+  if enqueue.unique_key = '' then
+    raise exception 'enqueue: unique_key must be a non-empty string' using errcode = '22023';
   end if;
-  if enqueue.concurrency_key = '' or octet_length(enqueue.concurrency_key) > max_key_bytes then
-    raise exception 'enqueue: concurrency_key must be a non-empty string of at most % bytes of UTF-8, got % bytes',
-      max_key_bytes, octet_length(enqueue.concurrency_key) using errcode = '22023';
+  if octet_length(enqueue.unique_key) > max_key_bytes then
+    raise exception 'enqueue: unique_key is % bytes of UTF-8, over the limit of % (the store indexes it)',
+      octet_length(enqueue.unique_key), max_key_bytes using errcode = '22023';
+  end if;
+  if enqueue.concurrency_key = '' then
+    raise exception 'enqueue: concurrency_key must be a non-empty string' using errcode = '22023';
+  end if;
+  if octet_length(enqueue.concurrency_key) > max_key_bytes then
+    raise exception 'enqueue: concurrency_key is % bytes of UTF-8, over the limit of % (the store indexes it)',
+      octet_length(enqueue.concurrency_key), max_key_bytes using errcode = '22023';
   end if;
   if enqueue.run_at is not null and enqueue.expires_at <= enqueue.run_at then
     raise exception 'enqueue: expires_at must be after run_at (%), got %', enqueue.run_at, enqueue.expires_at
