@@ -41,7 +41,9 @@ export type PayloadOf<H> = H extends Handler<infer P, any> ? P : never;
 export type ResultOf<H> = H extends Handler<any, infer R> ? Awaited<R> : never;
 
 export interface QueueOptions<H extends HandlerMap> {
-  /** Handlers by kind. A job whose kind is missing here is skipped (`unknown_kind`). */
+  /** Handlers by kind. `enqueue` refuses any other kind; a job of another kind that reaches
+   *  the queue all the same (through the store, SQL or an older process) is skipped
+   *  (`unknown_kind`). `{}`: a queue this process only enqueues to, of any kind. */
   handlers: H;
   /** Jobs of this queue running at once in one supervisor. Default 1. */
   concurrency?: number;
@@ -132,8 +134,10 @@ export function defineQueue<H extends HandlerMap>(name: string, options: QueueOp
       throw new InvalidOptionError(`queue "${name}" handler "${kind}"`, 'must be a function');
     }
   }
-  const toJob = (kind: string, payload: unknown, opts: Omit<EnqueueOptions, 'client'>): EnqueueJob =>
-    buildEnqueueJob(name, kind, payload, opts, settings);
+  const toJob = (kind: string, payload: unknown, opts: Omit<EnqueueOptions, 'client'>): EnqueueJob => {
+    assertHandledKind(name, options.handlers, kind);
+    return buildEnqueueJob(name, kind, payload, opts, settings);
+  };
   return {
     name,
     handlers: options.handlers,
@@ -153,6 +157,15 @@ export function defineQueue<H extends HandlerMap>(name: string, options: QueueOp
       return traceEnqueue(name, rows, (traced) => store.enqueueJobs({ jobs: traced, ...(opts.client ? { client: opts.client } : {}) }));
     },
   };
+}
+
+/** A kind the queue has a handler for; any kind when it has none (a queue only enqueued to).
+ *  A job of another kind would only be skipped (`unknown_kind`) once claimed. */
+export function assertHandledKind(queue: string, handlers: HandlerMap, kind: string): void {
+  const kinds = Object.keys(handlers);
+  if (kinds.length === 0 || Object.hasOwn(handlers, kind)) return;
+  assertName('kind', kind);
+  throw new InvalidOptionError('kind', `queue "${queue}" has no handler for kind "${kind}" (it has ${kinds.join(', ')})`);
 }
 
 /** Validates one job for enqueue and fills in its defaults; throws before anything is written. */

@@ -9,13 +9,13 @@ export const EXIT = {
   ok: 0,
   /** Anything else went wrong (a query failed, a worker module threw on import, the demo failed). */
   failure: 1,
-  /** The command line is wrong: unknown command or option, bad value, payload not JSON, unknown queue. */
+  /** The command line is wrong: unknown command or option, bad value, payload not JSON, database URL not postgres://, unknown queue or kind. */
   usage: 2,
   /** No job with that id. */
   notFound: 3,
   /** The store cannot be used: database unreachable or not migrated, embedded data directory in use. */
   unavailable: 4,
-  /** The job exists but its state does not allow the action (retry a completed job, cancel a running one). */
+  /** The job exists but its state does not allow the action (retry a pending or completed job, cancel a finished one). */
   notApplied: 5,
   /** Stopped by Ctrl-C (the demo), or by a second signal while the worker was stopping. */
   interrupted: 130,

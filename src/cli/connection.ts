@@ -6,6 +6,9 @@
  * 3. `DATABASE_URL` in the environment → the Postgres store (not for `demo`);
  * 4. otherwise the embedded store in ./.jobvisor/data.
  *
+ * A database URL, from the option or the environment, is checked as the library checks it
+ * (a postgres:// or postgresql:// URL) before anything connects: a usage error (exit 2).
+ *
  * The embedded store is migrated on open (it is local and private). A Postgres schema is
  * migrated only by `migrate`, `demo` and `worker --migrate`; other commands refuse a schema
  * that lacks migrations rather than fail on a missing table.
@@ -18,8 +21,10 @@ import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type pg from 'pg';
+import { redactUrl } from '../adapters/postgres/connection-failure.js';
+import { assertPostgresUrl } from '../adapters/postgres/connection-string.js';
 import { loadMigrations } from '../adapters/sql/migrate.js';
-import { sqlSchema } from '../adapters/sql/sql-schema.js';
+import { DEFAULT_SCHEMA, sqlSchema } from '../adapters/sql/sql-schema.js';
 import type { SqlJobStore } from '../adapters/sql/sql-store.js';
 import type { Logger } from '../types.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
@@ -74,9 +79,10 @@ export async function openStore(options: ConnectionOptions, open: OpenOptions = 
   }
   const envUrl = (open.useEnv ?? true) ? process.env.DATABASE_URL || undefined : undefined;
   const url = options.databaseUrl ?? (options.dataDir === undefined ? envUrl : undefined);
-  return url === undefined
-    ? openEmbedded(options.dataDir ?? DEFAULT_DATA_DIR, options.schema, open)
-    : openPostgres(url, options, open);
+  if (url === undefined) return openEmbedded(options.dataDir ?? DEFAULT_DATA_DIR, options.schema, open);
+  const givenBy = options.databaseUrl !== undefined ? '--database-url' : 'DATABASE_URL';
+  assertPostgresUrl(givenBy, url);
+  return openPostgres(url, givenBy, options, open);
 }
 
 /** Opens a store, runs `use`, and closes the store whatever happens. */
@@ -130,7 +136,12 @@ async function openEmbedded(dataDir: string, schema: string, open: OpenOptions):
   return { store, label, applied, close };
 }
 
-async function openPostgres(url: string, options: ConnectionOptions, open: OpenOptions): Promise<OpenedStore> {
+async function openPostgres(
+  url: string,
+  givenBy: '--database-url' | 'DATABASE_URL',
+  options: ConnectionOptions,
+  open: OpenOptions,
+): Promise<OpenedStore> {
   const label = redactUrl(url);
   const [{ default: pg }, { postgresStore }] = await Promise.all([import('pg'), import('../adapters/postgres/index.js')]);
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: options.connectTimeout });
@@ -157,7 +168,7 @@ async function openPostgres(url: string, options: ConnectionOptions, open: OpenO
       if (missing.length > 0) {
         throw new CliError(
           EXIT.unavailable,
-          `schema "${options.schema}" at ${label} lacks ${migrationList(missing)}: run \`jobvisor migrate\` first`,
+          `schema "${options.schema}" at ${label} lacks ${migrationList(missing)}: run \`${migrateCommand(label, givenBy, options.schema)}\` first`,
         );
       }
     }
@@ -182,6 +193,13 @@ async function missingMigrations(pool: pg.Pool, schema: string): Promise<number[
   return (await loadMigrations()).map((m) => m.version).filter((version) => !done.has(version));
 }
 
+/** The `migrate` command for the same database and schema: the URL as the user gave it (with
+ *  its password masked: they type that in), the schema unless it is the default. */
+function migrateCommand(label: string, givenBy: '--database-url' | 'DATABASE_URL', schema: string): string {
+  const url = givenBy === '--database-url' ? [`--database-url '${label.replaceAll("'", "'\\''")}'`] : [];
+  return ['jobvisor migrate', ...url, ...(schema === DEFAULT_SCHEMA ? [] : [`--schema ${schema}`])].join(' ');
+}
+
 function migrationList(versions: number[]): string {
   return `migration${versions.length === 1 ? '' : 's'} ${versions.join(', ')}`;
 }
@@ -190,8 +208,4 @@ function migrationList(versions: number[]): string {
 function displayPath(dir: string): string {
   const rel = relative(process.cwd(), dir);
   return rel && !rel.startsWith('..') && !rel.startsWith('/') ? `./${rel}` : dir;
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

@@ -15,6 +15,7 @@ import { pruneCommand } from './commands/prune.js';
 import { retryCommand } from './commands/retry.js';
 import { statsCommand } from './commands/stats.js';
 import { workerCommand } from './commands/worker.js';
+import { endQuietlyWhenStdoutCloses } from './output.js';
 import { createProgram, runProgram } from './program.js';
 
 const program = createProgram([
@@ -32,6 +33,7 @@ const program = createProgram([
   diagramCommand(),
 ]);
 
+endQuietlyWhenStdoutCloses();
 process.exitCode = await runProgram(program, process.argv);
 // Every command closes what it opened; should a library leave a handle open all the same,
 // do not hang the shell or script that called us.

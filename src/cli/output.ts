@@ -14,3 +14,22 @@ export function printJson(value: unknown): void {
 export function notice(line: string): void {
   process.stderr.write(`jobvisor: ${line}\n`);
 }
+
+let onStdoutGone: () => void = () => process.exit(process.exitCode ?? 0);
+
+/**
+ * `jobvisor jobs | head -1`: the reader went away, and what is left to print has nowhere to
+ * go. Node reports that as an EPIPE 'error' on stdout, which would end the process with a
+ * stack trace; like other Unix tools we end quietly instead, with the exit code so far. A
+ * command that must not stop at once (the worker) says what to do with `whenStdoutGone`.
+ */
+export function endQuietlyWhenStdoutCloses(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    onStdoutGone();
+  });
+}
+
+export function whenStdoutGone(handler: () => void): void {
+  onStdoutGone = handler;
+}

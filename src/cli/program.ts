@@ -8,10 +8,12 @@ const EXIT_CODES_HELP = `
 Exit codes:
     0  ok
     1  failure (a query failed, a worker module threw on import, the demo did not finish)
-    2  usage error (unknown command or option, bad value, payload not JSON, unknown queue)
+    2  usage error (unknown command or option, bad value, payload not JSON, database URL not
+       postgres://, unknown queue or kind)
     3  no job with that id
     4  store unavailable (database unreachable or not migrated, data directory in use)
-    5  not applied (the job's state does not allow it: retry a completed job, cancel a running one)
+    5  not applied (the job's state does not allow it: retry a pending or completed job, cancel a
+       finished one; cancelling a running job asks its worker and exits 0)
   130  interrupted (Ctrl-C during the demo, a second signal while the worker stops)
 
 Store: --database-url, else --data-dir, else $DATABASE_URL, else the embedded store in ./.jobvisor/data.`;

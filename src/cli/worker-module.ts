@@ -4,6 +4,7 @@
  * export:
  *
  *   queues        (required) an array of defineQueue(...) results
+ *   schedules     an array of defineSchedule(...) results: recurring jobs the worker enqueues
  *   gates         { name: size } for the queues' `gate` option
  *   concurrency   jobs running at once across all queues
  *   onDead        the dead-job alert sink
@@ -12,11 +13,13 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Queue } from '../queue.js';
+import type { Schedule } from '../schedule.js';
 import type { DeadJobSink } from '../supervisor/alerts.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
 
 export interface WorkerModule {
   queues: Queue[];
+  schedules?: Schedule[];
   gates?: Record<string, number>;
   concurrency?: number;
   onDead?: DeadJobSink;
@@ -29,14 +32,17 @@ export async function loadWorkerModule(path: string): Promise<WorkerModule> {
   try {
     loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new CliError(EXIT.failure, `worker module ${path} failed to load: ${describeError(error)}`);
+    throw new CliError(EXIT.failure, `worker module ${path} failed to load: ${describeError(error)}${typeScriptHint(file, error)}`);
   }
   const exported = !('queues' in loaded) && isObject(loaded.default) ? loaded.default : loaded;
-  const { queues, gates, concurrency, onDead } = exported;
+  const { queues, schedules, gates, concurrency, onDead } = exported;
   if (!Array.isArray(queues) || queues.length === 0 || !queues.every(isQueue)) {
     throw new CliError(EXIT.usage, `worker module ${path} does not export \`queues\`: an array of defineQueue(...) results`);
   }
   // The supervisor checks the values; here only that they have the right shape.
+  if (schedules !== undefined && (!Array.isArray(schedules) || !schedules.every(isSchedule))) {
+    throw new CliError(EXIT.usage, `worker module ${path}: \`schedules\` must be an array of defineSchedule(...) results`);
+  }
   if (gates !== undefined && !isObject(gates)) throw new CliError(EXIT.usage, `worker module ${path}: \`gates\` must be { name: size }`);
   if (concurrency !== undefined && typeof concurrency !== 'number') {
     throw new CliError(EXIT.usage, `worker module ${path}: \`concurrency\` must be a number`);
@@ -46,14 +52,29 @@ export async function loadWorkerModule(path: string): Promise<WorkerModule> {
   }
   return {
     queues,
+    ...(schedules !== undefined ? { schedules: schedules as Schedule[] } : {}),
     ...(gates !== undefined ? { gates: gates as Record<string, number> } : {}),
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(onDead !== undefined ? { onDead: onDead as DeadJobSink } : {}),
   };
 }
 
+/** Node before 22.18 cannot import TypeScript, and says only "Unknown file extension". */
+function typeScriptHint(file: string, error: unknown): string {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?ts$/.test(file)) return '';
+  return (
+    ` (Node ${process.version} does not run TypeScript: use Node 22.18 or later, which strips types, ` +
+    "compile the module to JavaScript, or run with NODE_OPTIONS='--import tsx')"
+  );
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
+}
+
+/** What defineSchedule returns, checked by shape. */
+function isSchedule(value: unknown): value is Schedule {
+  return isObject(value) && typeof value.name === 'string' && typeof value.jobFor === 'function' && typeof value.nextTick === 'function';
 }
 
 /** What defineQueue returns, checked by shape: the module may have its own copy of jobvisor. */

@@ -8,7 +8,7 @@
  *                      ├─ past expiresAt (the deadline across attempts) ─▶ dying ─▶ dead
  *                      ├─ unknown kind / SkipJobError ─▶ skipping ─▶ skipped
  *                      ├─ cancel ─▶ cancelling ─▶ cancelled
- *                      ├─ shutdown after grace ─▶ releasing ─▶ retrying
+ *                      ├─ shutdown after grace ─▶ releasing ─▶ retrying (no attempt spent)
  *                      └─ lease lost ─▶ lost (writes nothing)
  *
  * Cost matters (see NOTES.md): no invoked children. The handler, lease renewals and writes
@@ -271,7 +271,8 @@ export const jobMachine = setup({
     }),
     setReleased: assign(({ context }) => {
       const error: JobErrorInfo = { code: 'worker_shutdown', message: 'the worker stopped before the attempt finished' };
-      return { error, outcome: { ...lease(context.job), state: 'retrying' as const, error, runAt: new Date(context.ports.now()) } };
+      // Written as `released`: the row is retrying, with one more attempt allowed.
+      return { error, outcome: { ...lease(context.job), state: 'released' as const, error, runAt: new Date(context.ports.now()) } };
     }),
     setLost: assign({
       error: ({ context }) => ({

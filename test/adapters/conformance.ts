@@ -41,6 +41,7 @@ import { describeSubscribeConformance } from './conformance-subscribe.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobRecord, JobState } from '../../src/types.js';
 import { describeAlertConformance } from './conformance-alerts.js';
 import { describeControlConformance } from './conformance-control.js';
+import { describeReleaseConformance } from './conformance-release.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 import { describeRescueConformance } from './conformance-rescue.js';
 
@@ -93,6 +94,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeControlConformance(() => ({ store, clock }));
     describeAlertConformance(() => ({ store, clock }));
     describeRescueConformance(() => ({ store, clock }));
+    describeReleaseConformance(() => ({ store, clock }));
 
     describeSubscribeConformance(() => ({ store, clock }));
   });

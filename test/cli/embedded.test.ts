@@ -98,6 +98,7 @@ describe('jobvisor CLI on the embedded store', () => {
       expect(existsSync(`${dataDir}.lock`)).toBe(false);
       const { jobs } = await cliJson<{ jobs: JobRecord[] }>(['jobs', '--queue', 'mail', ...store]);
       expect(jobs).toMatchObject([{ id: job.id, state: 'completed', result: { sentTo: 'ana@x' } }]);
-    });
+      // Four CLI processes, each starting PGlite on the directory: seconds each on a busy machine.
+    }, 120_000);
   });
 });

@@ -3,13 +3,16 @@
  * (`node dist/cli/main.js …`) against the PostgreSQL server, each describe block in a schema
  * of its own. The store read back in-process checks what the commands wrote.
  */
+import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../../src/adapters/postgres/index.js';
 import type { SqlJobStore } from '../../src/adapters/sql/sql-store.js';
 import type { JobRecord } from '../../src/types.js';
-import { cli, cliJson, lines, requireBuiltCli, startCli } from '../support/cli.js';
+import { cli, cliJson, cliOnTerminal, cliWithClosedStdout, lines, requireBuiltCli, startCli } from '../support/cli.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../support/postgres.js';
 
 requireBuiltCli();
@@ -52,11 +55,17 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
   describe('migrate', () => {
     const { schema, db } = isolated('jv_cli_migrate');
 
-    it('other commands refuse a schema that is not migrated', async () => {
+    it('other commands refuse a schema that is not migrated, with the migrate command for it', async () => {
       const { code, stderr } = await cli(['stats', ...db]);
       expect(code).toBe(4);
       expect(lines(stderr)).toHaveLength(1);
-      expect(stderr).toMatch(new RegExp(`^jobvisor: schema "${schema}" at .* lacks migrations? [\\d, ]+: run \`jobvisor migrate\` first\\n$`));
+      const shown = url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+      const hint = `run \`jobvisor migrate --database-url '${shown}' --schema ${schema}\` first`;
+      expect(stderr).toMatch(new RegExp(`^jobvisor: schema "${schema}" at .* lacks migrations? [\\d, ]+: `));
+      expect(stderr.endsWith(`: ${hint}\n`)).toBe(true);
+      // From the environment, the URL need not be given again.
+      const fromEnv = await cli(['stats', '--schema', schema], { env: { DATABASE_URL: url } });
+      expect(fromEnv.stderr.endsWith(`: run \`jobvisor migrate --schema ${schema}\` first\n`)).toBe(true);
     });
 
     it('applies the migrations, then finds nothing to do', async () => {
@@ -109,6 +118,25 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       // A duration from now.
       const later = await cliJson(['enqueue', 'emails', 'digest', '--run-at', '2h', ...db]);
       expect(new Date(later.job.runAt).getTime()).toBeGreaterThan(Date.now() + 7_000_000);
+    });
+
+    it('enqueue takes a payload too long for the command line from a file or stdin', async () => {
+      // Linux refuses one argument over 128 KiB (E2BIG: "Argument list too long").
+      const text = JSON.stringify({ body: 'x'.repeat(200_000) });
+      const file = join(tmpdir(), `jobvisor-payload-${process.pid}.json`);
+      await writeFile(file, text);
+      try {
+        const fromFile = await cliJson(['enqueue', 'emails', 'bulk', '--payload-file', file, ...db]);
+        expect(fromFile.job.payload).toEqual(JSON.parse(text));
+      } finally {
+        await rm(file, { force: true });
+      }
+      const fromStdin = await cli(['enqueue', 'emails', 'bulk', '-', '--json', ...db], { input: text });
+      expect(fromStdin.code, fromStdin.stderr).toBe(0);
+      const { job } = JSON.parse(fromStdin.stdout);
+      expect((await store.getJob({ id: job.id }))?.payload).toEqual(JSON.parse(text));
+      // Not left among the jobs the tests below count.
+      for (const { id } of await store.listJobs({ kind: 'bulk' })) await store.deleteJob({ id });
     });
 
     it('enqueue --worker-module takes the queue settings from the module', async () => {
@@ -208,7 +236,7 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
         (await cliJson(['enqueue', 'mail', kind, '{"to":"ana@x"}', '--worker-module', WORKER, ...db])).job.id as string;
       const [send, bounce, slow] = [await enqueue('send'), await enqueue('bounce'), await enqueue('slow')];
       const worker = startCli(['worker', WORKER, '--grace', '300ms', ...db]);
-      await worker.waitFor(/"msg":"worker running; SIGTERM or SIGINT stops it"/);
+      await worker.waitFor(/"msg":"worker running 1 queue; SIGTERM or SIGINT stops it"/);
       expect(await waitForJob(store, send, (j) => j.state === 'completed')).toMatchObject({ result: { sentTo: 'ana@x' } });
       expect(await waitForJob(store, bounce, (j) => j.state === 'dead')).toMatchObject({ error: { code: 'permanent_error' } });
       await waitForJob(store, slow, (j) => j.state === 'running');
@@ -218,7 +246,11 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(stderr).toBe('');
       expect(stdout).toContain('"msg":"supervisor stopped"');
       expect(stdout).toContain('"signal":"SIGTERM"');
-      expect(await store.getJob({ id: slow })).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+      // Released, like a snooze, with no attempt spent: one more allowed, and every display agrees.
+      expect(await store.getJob({ id: slow })).toMatchObject({ state: 'retrying', attempt: 1, maxAttempts: 4, error: { code: 'worker_shutdown' } });
+      expect((await cli(['job', slow, ...db])).stdout).toContain('  attempt      1 of 4\n');
+      expect((await cli(['jobs', '--kind', 'slow', ...db])).stdout).toMatch(/ retrying +1\/4 /);
+      expect(stdout).toMatch(new RegExp(`"msg":"job ${slow} mail/slow released for retry, no attempt spent \\(attempt 1 of 4, \\d+ ms, again at [^)]+\\): worker_shutdown: `));
     });
 
     it('a second signal while stopping quits at once (exit 130)', async () => {
@@ -226,7 +258,7 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       await worker.waitFor(/worker running/);
       // The slow job left retrying by the test above is due at once: wait until it runs again.
       const [slow] = (await store.listJobs({ kind: 'slow' })) as JobRecord[];
-      await waitForJob(store, slow!.id, (j) => j.state === 'running' && j.attempt === 2);
+      await waitForJob(store, slow!.id, (j) => j.state === 'running' && j.attempt === 2 && j.maxAttempts === 4);
       worker.child.kill('SIGINT');
       await worker.waitFor(/"msg":"stopping/);
       worker.child.kill('SIGINT');
@@ -239,6 +271,67 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(code).toBe(0);
       expect(stdout).toMatch(/"attempts":1,"msg":"drained"/);
       expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed' });
+    });
+
+    it('runs the schedules the module exports', async () => {
+      const worker = startCli(['worker', 'test/cli/fixtures/scheduled.mjs', ...db]);
+      await worker.waitFor(/"msg":"worker running 1 queue and 1 schedule; SIGTERM or SIGINT stops it"/);
+      await worker.waitFor(/"msg":"job \d+ clock\/tick completed/);
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+      expect(await store.listJobs({ queue: 'clock', state: 'completed', limit: 1 })).toMatchObject([{ kind: 'tick', result: { ticked: '1s' } }]);
+    });
+
+    it('logs one line per job event: JSON off a terminal, readable on one or with --log-format pretty', async () => {
+      const enqueue = async () => (await cliJson(['enqueue', 'mail', 'send', '{"to":"log@x"}', ...db])).job.id as string;
+      const completed = (id: string) => `job ${id} mail/send completed \\(attempt 1 of 3, \\d+ ms\\)`;
+      const prettyLine = (id: string) => new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] INFO: ${completed(id)}$`, 'm');
+
+      const first = await enqueue();
+      const json = await cli(['worker', WORKER, '--drain', ...db]);
+      expect(json.code, json.stderr).toBe(0);
+      const entries = lines(json.stdout).map((line) => JSON.parse(line));
+      expect(entries.find((e) => e.jobEvent === 'completed')).toMatchObject({
+        level: 30,
+        job: { id: first, queue: 'mail', kind: 'send', attempt: 1, maxAttempts: 3 },
+        durationMs: expect.any(Number),
+        msg: expect.stringMatching(new RegExp(`^${completed(first)}$`)),
+      });
+
+      const second = await enqueue();
+      const pretty = await cli(['worker', WORKER, '--drain', '--log-format', 'pretty', ...db]);
+      expect(pretty.code, pretty.stderr).toBe(0);
+      expect(pretty.stdout).toMatch(prettyLine(second));
+
+      const third = await enqueue();
+      const terminal = await cliOnTerminal(['worker', WORKER, '--drain', ...db]);
+      expect(terminal.code, terminal.stdout).toBe(0);
+      expect(terminal.stdout).toMatch(prettyLine(third));
+      expect(terminal.stdout).not.toMatch(/^\{"level"/m);
+    });
+
+    it('a promise a handler never awaited rejects: logged, and the worker keeps running', async () => {
+      const module = 'test/cli/fixtures/forgets.mjs';
+      const forget = (await cliJson(['enqueue', 'careless', 'forget', '--worker-module', module, ...db])).job.id;
+      const send = (await cliJson(['enqueue', 'careless', 'send', '--worker-module', module, ...db])).job.id;
+      const { code, stdout, stderr } = await cli(['worker', module, '--drain', ...db]);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(lines(stdout).map((line) => JSON.parse(line))).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          msg: 'a promise rejected and nothing handled it (a fire-and-forget promise in a handler?); the worker keeps running',
+          err: expect.objectContaining({ message: 'nobody awaited me' }),
+        }),
+      );
+      expect(await store.getJob({ id: forget })).toMatchObject({ state: 'completed', result: 'returned' });
+      expect(await store.getJob({ id: send })).toMatchObject({ state: 'completed', result: 'sent' });
+    });
+
+    it('a stdout whose reader is gone stops the worker as a signal would: exit 0, nothing on stderr', async () => {
+      const { code, stderr } = await cliWithClosedStdout(['worker', WORKER, ...db]);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
     });
 
     it('a module whose queues the supervisor refuses is a usage error (its default export read too)', async () => {

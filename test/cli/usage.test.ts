@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, lines, requireBuiltCli } from '../support/cli.js';
+import { cli, cliWithClosedStdout, lines, requireBuiltCli } from '../support/cli.js';
 
 requireBuiltCli();
 
@@ -38,6 +38,13 @@ describe('jobvisor help and version', () => {
     expect(stdout).toMatch(new RegExp(`^Usage: jobvisor ${command} `));
     // demo always uses the embedded store; diagram reads no store at all.
     if (command !== 'demo' && command !== 'diagram') expect(stdout).toContain('--database-url <url>');
+  });
+
+  it('the exit codes it lists are those the commands exit with', async () => {
+    const { stdout } = await cli(['--help']);
+    // Cancelling a running job asks its worker to stop it: exit 0, not 5.
+    expect(stdout).toMatch(/ 5 +not applied \(the job's state does not allow it: retry a pending or completed job, cancel a\s+finished one; cancelling a running job asks its worker and exits 0\)/);
+    expect(stdout).toMatch(/ 2 +usage error \(.*bad value, payload not JSON, database URL not\s+postgres:\/\/, unknown queue or kind\)/);
   });
 
   it('--version prints the package version', async () => {
@@ -107,6 +114,27 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     expect(line).toBe('jobvisor: prune needs --completed-older-than or --dead-older-than (or both)');
   });
 
+  it('a database URL that is not a postgres:// URL, given or from the environment, as the library refuses it', async () => {
+    for (const url of ['not-a-url', 'mysql://app:s3cret@db/app', '']) {
+      const { code, line } = await fails(['stats', '--database-url', url]);
+      expect(code, url).toBe(2);
+      expect(line).toBe(`jobvisor: --database-url: must be a postgres:// or postgresql:// URL, got ${JSON.stringify(url.replace('s3cret', '***'))}`);
+    }
+    const { code, stderr } = await cli(['jobs'], { env: { DATABASE_URL: 'http://db:5432/app' } });
+    expect([code, stderr]).toEqual([2, 'jobvisor: DATABASE_URL: must be a postgres:// or postgresql:// URL, got "http://db:5432/app"\n']);
+  });
+
+  it('a payload as an argument and as a file; a file that cannot be read; stdin that is not JSON', async () => {
+    const both = await fails(['enqueue', 'q', 'k', '{}', '--payload-file', 'p.json', ...NOWHERE]);
+    expect([both.code, both.line]).toEqual([2, 'jobvisor: give the payload as an argument or --payload-file, not both']);
+    const missing = await fails(['enqueue', 'q', 'k', '--payload-file', fixture('missing.json'), ...NOWHERE]);
+    expect(missing.code).toBe(2);
+    expect(missing.line).toMatch(/^jobvisor: cannot read --payload-file test\/cli\/fixtures\/missing\.json: ENOENT: /);
+    const notJson = await cli(['enqueue', 'q', 'k', '-', ...NOWHERE], { input: '{to: bob}' });
+    expect(notJson.code).toBe(2);
+    expect(lines(notJson.stderr)).toEqual([expect.stringMatching(/^jobvisor: payload from stdin is not valid JSON: /)]);
+  });
+
   it('both a database URL and a data directory', async () => {
     const { code, line } = await fails(['stats', ...NOWHERE, '--data-dir', 'somewhere']);
     expect(code).toBe(2);
@@ -131,13 +159,43 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     expect(line).toBe(`jobvisor: worker module ${fixture('throws-on-import.mjs')} failed to load: SMTP_URL is not set`);
   });
 
+  it('a TypeScript worker module on a Node that cannot import it: a hint', async () => {
+    const { code, line } = await fails(['worker', fixture('worker.ts'), ...NOWHERE]);
+    if ((process.features as { typescript?: unknown }).typescript) {
+      // This Node strips types: the module loads, and its empty `queues` is refused.
+      expect(code).toBe(2);
+      expect(line).toMatch(/does not export `queues`/);
+    } else {
+      expect(code).toBe(1);
+      expect(line).toBe(
+        `jobvisor: worker module ${fixture('worker.ts')} failed to load: Unknown file extension ".ts" for ${process.cwd()}/${fixture('worker.ts')} ` +
+          `(Node ${process.version} does not run TypeScript: use Node 22.18 or later, which strips types, compile the module to JavaScript, ` +
+          "or run with NODE_OPTIONS='--import tsx')",
+      );
+    }
+  });
+
+  it('a worker module whose schedules are not defineSchedule results', async () => {
+    const { code, line } = await fails(['worker', fixture('bad-schedules.mjs'), ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(line).toBe(`jobvisor: worker module ${fixture('bad-schedules.mjs')}: \`schedules\` must be an array of defineSchedule(...) results`);
+  });
+
   it('enqueue --worker-module: a queue or kind the module does not define', async () => {
     const queue = await fails(['enqueue', 'post', 'send', '--worker-module', fixture('worker.mjs'), ...NOWHERE]);
     expect(queue.code).toBe(2);
     expect(queue.line).toBe(`jobvisor: unknown queue "post": ${fixture('worker.mjs')} defines mail`);
     const kind = await fails(['enqueue', 'mail', 'fax', '--worker-module', fixture('worker.mjs'), ...NOWHERE]);
     expect(kind.code).toBe(2);
-    expect(kind.line).toBe('jobvisor: queue "mail" has no handler for kind "fax" (it has send, bounce, slow)');
+    expect(kind.line).toBe('jobvisor: kind: queue "mail" has no handler for kind "fax" (it has send, bounce, slow)');
+  });
+});
+
+describe('a stdout whose reader is gone (`| head -1`): the command ends quietly', () => {
+  it.each([['diagram'], ['--help'], ['jobs', '--help']])('%s', async (...args) => {
+    const { code, stderr } = await cliWithClosedStdout(args);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
 

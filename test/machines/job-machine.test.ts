@@ -150,7 +150,7 @@ describe('job machine', () => {
     released.actor.send({ type: 'job.start' });
     released.actor.send({ type: 'job.abort' });
     await settle();
-    expect(released.writes[0]).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+    expect(released.writes[0]).toMatchObject({ state: 'released', error: { code: 'worker_shutdown' } });
     expect(released.value()).toBe('retrying');
   });
 });

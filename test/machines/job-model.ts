@@ -163,7 +163,7 @@ function recordWrite(snapshot: ModelSnapshot): void {
   const { machine, world } = snapshot;
   const outcome = machine.context.outcome;
   if (machine.status === 'done' && machine.value !== 'lost' && outcome) {
-    const to = outcome.state === 'snoozed' ? 'pending' : outcome.state;
+    const to = outcome.state === 'snoozed' ? 'pending' : outcome.state === 'released' ? 'retrying' : outcome.state;
     world.history.push(['running', to, 1, WORKER, outcome.state === 'completed' ? null : outcome.error.code]);
   }
 }

@@ -216,6 +216,11 @@ function expectRowMatchesActor(
     expect(row, `${at}: final row`).toMatchObject({ state, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
     if (outcome.state === 'completed') expect(row.result).toEqual(outcome.result);
     else expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
-    if (outcome.state === 'retrying' || outcome.state === 'snoozed') expect(row.runAt.getTime()).toBe(outcome.runAt.getTime());
+    if (outcome.state === 'retrying' || outcome.state === 'snoozed' || outcome.state === 'released') {
+      expect(row.runAt.getTime()).toBe(outcome.runAt.getTime());
+    }
+    // A snooze or a release spends no attempt: one more is allowed.
+    const spends = outcome.state !== 'snoozed' && outcome.state !== 'released';
+    expect(row.maxAttempts, `${at}: maxAttempts`).toBe(job.maxAttempts + (spends ? 0 : 1));
   }
 }

@@ -23,7 +23,8 @@ interface Held {
 export interface WorkerTally {
   claimed: number;
   rescued: number;
-  applied: Record<JobOutcome['state'], number>;
+  /** By the row state each outcome left (a release: retrying). */
+  applied: Record<Exclude<JobOutcome['state'], 'released'>, number>;
   refused: number;
 }
 
@@ -78,7 +79,8 @@ export class LeaseObserver {
               tally.refused += 1;
               return;
             }
-            tally.applied[o.state] += 1;
+            // A release leaves the row retrying, as the supervisor's counters count it.
+            tally.applied[o.state === 'released' ? 'retrying' : o.state] += 1;
             this.#held.delete(o.id);
           });
           return answers;

@@ -135,6 +135,19 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
     await expectNothingWritten(store);
   });
 
+  it('a kind the queue has no handler for: InvalidOptionError naming it and the known ones, nothing written', async () => {
+    const queue = defineQueue('q', { handlers: { send: async () => 1, bounce: async () => 2 } });
+    const refused = { code: 'invalid_option', option: 'kind', message: 'kind: queue "q" has no handler for kind "fax" (it has send, bounce)' };
+    await expect(queue.enqueue(store, 'fax' as never, {} as never)).rejects.toMatchObject(refused);
+    await expect(queue.enqueueMany(store, [{ kind: 'send', payload: {} as never }, { kind: 'fax' as never, payload: {} as never }])).rejects.toMatchObject(refused);
+    await expectNothingWritten(store);
+    // A queue defined without handlers is one this process only enqueues to: any kind goes.
+    const producer = defineQueue('q', { handlers: {} });
+    const { job } = await producer.enqueue(store, 'fax' as never, {} as never);
+    expect(job).toMatchObject({ queue: 'q', kind: 'fax' });
+    await store.deleteJob({ id: job.id });
+  });
+
   it('names that are empty, too long or not text', () => {
     for (const name of ['', 'a'.repeat(129), '-leading-dash', 'with space', 'ü', 7]) {
       expectInvalidOption(() => defineQueue(name as string, { handlers }), 'queue name');

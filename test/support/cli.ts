@@ -20,6 +20,8 @@ export interface CliOptions {
   /** Added to the environment (DATABASE_URL is removed unless given here). */
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Written to its stdin, which is then closed (closed at once without). */
+  input?: string;
 }
 
 /** Fails every test of the calling file when dist/ could not be built. */
@@ -32,7 +34,7 @@ export function requireBuiltCli(): void {
 
 export function cli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CLI, ...args],
       { env: cliEnv(options.env), timeout: options.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024 },
@@ -41,6 +43,44 @@ export function cli(args: readonly string[], options: CliOptions = {}): Promise<
         resolve({ code, stdout, stderr });
       },
     );
+    child.stdin?.end(options.input);
+  });
+}
+
+/** `cli(...)` with a stdout whose reader is gone before the CLI writes, as in `jobvisor … | head -1`
+ *  once head has exited: every write fails with EPIPE. */
+export function cliWithClosedStdout(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: '', stderr });
+    });
+  });
+}
+
+/** `cli(...)` on a terminal (a pseudo-terminal from util-linux's `script`): its stdout and
+ *  stderr together, with "\n" line ends. */
+export function cliOnTerminal(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
+  return new Promise((resolve) => {
+    const child = execFile(
+      'script',
+      ['--quiet', '--return', '--command', command, '/dev/null'],
+      { env: cliEnv(options.env), timeout: options.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout: stdout.replaceAll('\r\n', '\n'), stderr: '' });
+      },
+    );
+    child.stdin?.end();
   });
 }
 

@@ -166,7 +166,7 @@ export class MemoryStore implements JobStore {
       const job = this.#leased(outcome);
       if (!job) return false;
       if (outcome.lastProgress) this.#setProgress(job, outcome.lastProgress, now);
-      let to: JobState = outcome.state === 'snoozed' ? 'pending' : outcome.state;
+      let to: JobState = outcome.state === 'snoozed' ? 'pending' : outcome.state === 'released' ? 'retrying' : outcome.state;
       if (job.cancelRequestedAt !== null && (to === 'retrying' || to === 'pending')) {
         // The job was to run again, but a cancel was asked for meanwhile: the request wins.
         to = 'cancelled';
@@ -176,9 +176,11 @@ export class MemoryStore implements JobStore {
         job.error = null;
       } else {
         job.error = toJson(outcome.error);
-        if (outcome.state === 'retrying' || outcome.state === 'snoozed') job.runAt = new Date(outcome.runAt.getTime());
-        // A snooze spends no attempt.
-        if (outcome.state === 'snoozed') job.maxAttempts += 1;
+        if (outcome.state === 'retrying' || outcome.state === 'snoozed' || outcome.state === 'released') {
+          job.runAt = new Date(outcome.runAt.getTime());
+        }
+        // Neither a snooze nor a release spends an attempt.
+        if (outcome.state === 'snoozed' || outcome.state === 'released') job.maxAttempts += 1;
       }
       this.#moveFromRunning(job, to, now);
       return true;

@@ -14,8 +14,8 @@ import { notifyDebounceOption } from '../sql/wake-hub.js';
 import { lockDataDir } from './data-dir-lock.js';
 
 export interface PgliteStoreOptions {
-  /** Your PGlite instance. The store never closes it. Excludes `dataDir`. */
-  db?: PGlite;
+  /** Your PGlite instance (`new PGlite(…)`). The store never closes it. Excludes `dataDir`. */
+  db?: PgliteDatabase;
   /** Where the store's own instance keeps its files, locked while the store is open: a second
    *  opener (another process, the CLI) gets `DataDirLockedError`. Default: in memory (gone
    *  on close). */
@@ -29,6 +29,24 @@ export interface PgliteStoreOptions {
   notifyDebounceMs?: number;
 }
 
+/**
+ * What the store uses of a PGlite instance; PGlite's `PGlite` fits. A structural type, so that
+ * these declarations do not load PGlite's, which need the DOM and Emscripten types a Node
+ * project does not have (with `skipLibCheck: false` its build would fail).
+ */
+export interface PgliteDatabase {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  transaction<T>(fn: (tx: PgliteTransaction) => Promise<T>): Promise<T>;
+  listen(channel: string, callback: (payload: string) => void): Promise<unknown>;
+  unlisten(channel: string, callback?: (payload: string) => void): Promise<void>;
+}
+
+/** What the store uses of a PGlite transaction. */
+export interface PgliteTransaction {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  exec(text: string): Promise<unknown>;
+}
+
 export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   const schema = sqlSchema(options.schema);
   const notifyDebounceMs = notifyDebounceOption(options.notifyDebounceMs);
@@ -38,7 +56,8 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   // Before PGlite touches the directory; throws DataDirLockedError if another holds it.
   const lock = options.dataDir === undefined ? undefined : lockDataDir(options.dataDir);
   // Starts in the background; queries wait until it is ready.
-  const db = options.db ?? new PGlite(options.dataDir);
+  const own = options.db === undefined ? new PGlite(options.dataDir) : undefined;
+  const db: PgliteDatabase = own ?? options.db!;
   return new SqlJobStore({
     driver: pgliteDriver(db),
     schema,
@@ -52,9 +71,8 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
       return () => db.unlisten(channel, onQueue);
     },
     release: async () => {
-      if (db === options.db) return;
       try {
-        await db.close();
+        await own?.close();
       } finally {
         lock?.release();
       }
@@ -62,7 +80,7 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   });
 }
 
-function pgliteDriver(db: PGlite): SqlDriver {
+function pgliteDriver(db: PgliteDatabase): SqlDriver {
   return {
     // PGlite plans every statement on each call (nothing is prepared), so `indexScansOnly`,
     // which guards a plan kept across calls, has nothing to do here.

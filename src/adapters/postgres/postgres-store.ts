@@ -10,6 +10,7 @@ import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
 import { describePool, redactUrl } from './connection-failure.js';
+import { assertPostgresUrl } from './connection-string.js';
 import { pgDriver } from './pg-driver.js';
 import { pgListen } from './pg-listener.js';
 
@@ -62,24 +63,13 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-/** The store's own pool. The URL is checked before anything connects: pg would read "not a
- *  url" as a host named "base", an empty string as the local default server, and an http://
- *  URL as a Postgres one. */
+/** The store's own pool, its URL checked before anything connects. */
 function ownPool(
   url: unknown,
   connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
   logger: Logger | undefined,
 ): { pool: pg.Pool; database: string; connectTimeoutMs: number } {
-  let protocol: string | undefined;
-  try {
-    protocol = typeof url === 'string' ? new URL(url).protocol : undefined;
-  } catch {
-    // not a URL: refused below
-  }
-  if (typeof url !== 'string' || (protocol !== 'postgres:' && protocol !== 'postgresql:')) {
-    const shown = typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url);
-    throw new InvalidOptionError('connectionString', `must be a postgres:// or postgresql:// URL, got ${shown}`);
-  }
+  assertPostgresUrl('connectionString', url);
   assertTimerMs('connectTimeoutMs', connectTimeoutMs);
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
   // An idle connection that the server closes emits 'error' on the pool; unhandled, that

@@ -14,13 +14,15 @@ import type { SqlSchema } from './sql-schema.js';
 interface Migration {
   version: number;
   name: string;
-  /** With `:JOBVISOR_SCHEMA` where the quoted schema name goes. */
+  /** With `:JOBVISOR_SCHEMA` where the quoted schema name goes, and `:JOBVISOR_CHANNEL`
+   *  where its LISTEN/NOTIFY channel goes, as a string literal. */
   text: string;
 }
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_FILE = /^(\d{4})-[a-z0-9-]+\.sql$/;
 const SCHEMA_PLACEHOLDER = /:JOBVISOR_SCHEMA\b/g;
+const CHANNEL_PLACEHOLDER = /:JOBVISOR_CHANNEL\b/g;
 
 let loaded: Promise<Migration[]> | undefined;
 
@@ -60,7 +62,8 @@ export async function migrate(driver: SqlDriver, schema: SqlSchema): Promise<num
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
-      await session.exec(migration.text.replace(SCHEMA_PLACEHOLDER, schema.quoted));
+      // The channel is letters, digits, "_" and ":" (sql-schema.ts): nothing to escape.
+      await session.exec(migration.text.replace(SCHEMA_PLACEHOLDER, schema.quoted).replace(CHANNEL_PLACEHOLDER, `'${schema.channel}'`));
       await session.query(`insert into ${table} (version, name) values ($1, $2)`, [migration.version, migration.name]);
       applied.push(migration.version);
     }

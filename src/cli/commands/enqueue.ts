@@ -1,8 +1,10 @@
+import { readFile } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
 import { Command } from 'commander';
 import type { EnqueueJob } from '../../adapters/store.js';
-import { type EnqueueOptions, buildEnqueueJob } from '../../queue.js';
+import { assertHandledKind, buildEnqueueJob, type EnqueueOptions } from '../../queue.js';
 import { UnknownQueueError } from '../../errors.js';
-import { CliError, EXIT } from '../cli-error.js';
+import { CliError, describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { print, printJson } from '../output.js';
 import { parseInteger, parsePositiveInteger, parseTime } from '../parse.js';
@@ -15,6 +17,7 @@ interface EnqueueCommandOptions extends ConnectionOptions {
   maxAttempts?: number;
   workerModule?: string;
   newQueue?: boolean;
+  payloadFile?: string;
   json?: boolean;
 }
 
@@ -27,7 +30,8 @@ export function enqueueCommand(): Command {
     )
     .argument('<queue>', 'queue name')
     .argument('<kind>', 'kind of job (selects the handler)')
-    .argument('[payload]', 'the payload as JSON', '{}')
+    .argument('[payload]', 'the payload as JSON; - reads it from stdin (default: {})')
+    .option('--payload-file <path>', 'read the payload (JSON) from this file, for one too large for the command line')
     .option('--priority <n>', 'higher runs first (default: 0)', parseInteger)
     .option('--run-at <time>', 'not before this ISO 8601 time, or this long from now (10m) (default: now)', parseTime)
     .option('--unique-key <key>', 'while a job with this key is live in the queue, return it instead of adding one')
@@ -35,8 +39,8 @@ export function enqueueCommand(): Command {
     .option('--worker-module <path>', "check the queue and kind against this module's queues, and use the queue's settings")
     .option('--new-queue', 'allow a queue that no job in the store has used yet')
     .option('--json', 'print {"created", "job"}')
-    .action(async (queue: string, kind: string, payloadText: string, options: EnqueueCommandOptions) => {
-      const payload = parsePayload(payloadText);
+    .action(async (queue: string, kind: string, payloadArgument: string | undefined, options: EnqueueCommandOptions) => {
+      const payload = await readPayload(payloadArgument, options.payloadFile);
       const jobOptions: Omit<EnqueueOptions, 'client'> = {
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
         ...(options.runAt !== undefined ? { runAt: options.runAt } : {}),
@@ -67,11 +71,27 @@ export function enqueueCommand(): Command {
     });
 }
 
-function parsePayload(text: string): unknown {
+/** The payload from the argument, stdin (`-`) or --payload-file: one of them, `{}` without. */
+async function readPayload(argument: string | undefined, file: string | undefined): Promise<unknown> {
+  if (argument !== undefined && file !== undefined) throw new CliError(EXIT.usage, 'give the payload as an argument or --payload-file, not both');
+  if (file !== undefined) return parsePayload(await readText(() => readFile(file, 'utf8'), `--payload-file ${file}`), ` in ${file}`);
+  if (argument === '-') return parsePayload(await readText(() => text(process.stdin), 'the payload from stdin'), ' from stdin');
+  return parsePayload(argument ?? '{}', '');
+}
+
+async function readText(read: () => Promise<string>, what: string): Promise<string> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new CliError(EXIT.usage, `cannot read ${what}: ${describeError(error)}`);
+  }
+}
+
+function parsePayload(text: string, where: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new CliError(EXIT.usage, `payload is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(EXIT.usage, `payload${where} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -87,8 +107,6 @@ async function checkedAgainstModule(
   if (!queue) {
     throw new CliError(EXIT.usage, `${new UnknownQueueError(queueName).message}: ${path} defines ${queues.map((q) => q.name).join(', ')}`);
   }
-  if (!Object.hasOwn(queue.handlers, kind)) {
-    throw new CliError(EXIT.usage, `queue "${queueName}" has no handler for kind "${kind}" (it has ${Object.keys(queue.handlers).join(', ')})`);
-  }
+  assertHandledKind(queueName, queue.handlers, kind);
   return buildEnqueueJob(queueName, kind, payload, options, queue.settings);
 }

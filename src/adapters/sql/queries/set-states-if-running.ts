@@ -10,8 +10,9 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  * - Each row is fenced: it changes only while running under the outcome's lease token.
  * - DISTINCT ON keeps, per job, the first outcome that passes the fence, as applying them in
  *   order would: the first moves the row out of running and fails every later one.
- * - A job that would run again (retrying, snoozed) but whose cancel was requested meanwhile
- *   is cancelled instead. A snooze goes back to pending with one more attempt allowed.
+ * - A job that would run again (retrying, snoozed, released) but whose cancel was requested
+ *   meanwhile is cancelled instead. A snooze goes back to pending, a release to retrying,
+ *   each with one more attempt allowed: neither spends one.
  * - Progress the attempt reported last, not yet written, goes in with the outcome.
  * - The lease is cleared, the worker id kept for the record; the history row goes in with
  *   the change.
@@ -27,17 +28,17 @@ with outcome as (
     i int, id bigint, token text, state text, result jsonb, error jsonb, run_at timestamptz,
     percent float8, message text)
   join ${s.quoted}.jobs j on j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
-  cross join lateral (select o.state in ('retrying', 'snoozed') and j.cancel_requested_at is not null as again) c
+  cross join lateral (select o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again) c
   order by o.id, o.i
 ),
 written as (
   update ${s.quoted}.jobs j
-  set state = case when o.state = 'snoozed' then 'pending' else o.state end,
+  set state = case o.state when 'snoozed' then 'pending' when 'released' then 'retrying' else o.state end,
     result = case when o.state = 'completed' then o.result else j.result end,
     error = case when o.state = 'completed' then null else o.error end,
-    run_at = case when o.state in ('retrying', 'snoozed') then o.run_at else j.run_at end,
-    max_attempts = case when o.state = 'snoozed' then j.max_attempts + 1 else j.max_attempts end,
-    finished_at = case when o.state in ('retrying', 'snoozed') then null else ${NOW} end,
+    run_at = case when o.state in ('retrying', 'snoozed', 'released') then o.run_at else j.run_at end,
+    max_attempts = case when o.state in ('snoozed', 'released') then j.max_attempts + 1 else j.max_attempts end,
+    finished_at = case when o.state in ('retrying', 'snoozed', 'released') then null else ${NOW} end,
     progress_percent = coalesce(o.percent, j.progress_percent),
     progress_message = case when o.percent is null then j.progress_message else o.message end,
     progress_at = case when o.percent is null then j.progress_at else ${NOW} end,
@@ -67,7 +68,7 @@ export async function setStatesIfRunning(
       state: o.state,
       result: o.state === 'completed' ? o.result : null,
       error: o.state === 'completed' ? null : o.error,
-      run_at: o.state === 'retrying' || o.state === 'snoozed' ? o.runAt : null,
+      run_at: o.state === 'retrying' || o.state === 'snoozed' || o.state === 'released' ? o.runAt : null,
       ...(o.lastProgress && { percent: o.lastProgress.percent, message: o.lastProgress.message }),
     })),
   );

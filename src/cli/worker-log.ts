@@ -1,0 +1,90 @@
+/**
+ * The CLI worker's log: pino, as JSON lines on stdout, or (`pretty`, the default on a
+ * terminal) one readable line per entry through pino-pretty. Besides what the supervisor
+ * logs, it has one entry per job event of this process, read from XState's inspection
+ * events of the job actors: the supervisor needs no hook for it, and runs no slower without.
+ *
+ * Loaded by the worker command only: the other commands start without pino-pretty or XState.
+ */
+import { pino, type Logger as Pino } from 'pino';
+import pretty from 'pino-pretty';
+import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
+import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
+import type { JobErrorInfo, Logger } from '../types.js';
+
+export type LogFormat = 'pretty' | 'json';
+
+/** Fields of job events, which the pretty line says in its message instead. */
+const JOB_EVENT_FIELDS = ['job', 'jobEvent', 'durationMs', 'runAt', 'error'];
+
+export function workerLogger(level: string, format: LogFormat): Pino {
+  const options = { name: 'jobvisor', level };
+  // On process.stdout, not a file descriptor of pino's own, so that a closed stdout is
+  // handled in one place (output.ts).
+  if (format === 'json') return pino(options, process.stdout);
+  return pino(
+    options,
+    pretty({
+      destination: process.stdout,
+      sync: true,
+      colorize: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: ['pid', 'hostname', 'name', ...JOB_EVENT_FIELDS].join(','),
+    }),
+  );
+}
+
+/** How each way an attempt ends is told; `dead` and `lost` the supervisor logs itself. */
+const ENDINGS: Partial<Record<JobActorFinalState | 'released', { level: 'info' | 'warn'; says: string }>> = {
+  completed: { level: 'info', says: 'completed' },
+  retrying: { level: 'warn', says: 'failed, will retry' },
+  released: { level: 'warn', says: 'released for retry, no attempt spent' },
+  snoozed: { level: 'info', says: 'snoozed' },
+  skipped: { level: 'info', says: 'skipped' },
+  cancelled: { level: 'info', says: 'cancelled' },
+};
+
+/** The `inspect` observer that logs each job's start (at debug) and end. */
+export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
+  const startedAt = new WeakMap<object, number>();
+  const ended = new WeakSet<object>();
+  return (event) => {
+    if (event.type !== '@xstate.snapshot') return;
+    const snapshot = event.snapshot as AnyMachineSnapshot;
+    if (snapshot.machine !== jobMachine || ended.has(event.actorRef)) return;
+    const context = snapshot.context as JobMachineContext;
+    const { job } = context;
+    const name = `job ${job.id} ${job.queue}/${job.kind}`;
+    const described = (maxAttempts: number) => ({
+      fields: { job: { id: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, maxAttempts } },
+      attempt: `attempt ${job.attempt} of ${maxAttempts}`,
+    });
+    if (snapshot.status === 'active') {
+      if (!startedAt.has(event.actorRef) && snapshot.matches('running')) {
+        startedAt.set(event.actorRef, Date.now());
+        const { fields, attempt } = described(job.maxAttempts);
+        logger.debug({ ...fields, jobEvent: 'started' }, `${name} started (${attempt})`);
+      }
+      return;
+    }
+    if (snapshot.status !== 'done') return;
+    ended.add(event.actorRef);
+    const outcome = context.outcome;
+    const final = snapshot.value as JobActorFinalState;
+    const jobEvent = final === 'retrying' && outcome?.state === 'released' ? 'released' : final;
+    const ending = ENDINGS[jobEvent];
+    if (!ending) return;
+    // A snooze or a release spends no attempt: the row allows one more now, and so does the log.
+    const { fields, attempt } = described(job.maxAttempts + (jobEvent === 'snoozed' || jobEvent === 'released' ? 1 : 0));
+    const began = startedAt.get(event.actorRef);
+    const durationMs = began === undefined ? undefined : Date.now() - began;
+    const runAt = outcome && 'runAt' in outcome ? outcome.runAt : undefined;
+    const details = [attempt, ...(durationMs === undefined ? [] : [`${durationMs} ms`]), ...(runAt ? [`again at ${runAt.toISOString()}`] : [])];
+    const error: JobErrorInfo | null = jobEvent === 'completed' ? null : context.error;
+    logger[ending.level](
+      { ...fields, jobEvent, ...(durationMs === undefined ? {} : { durationMs }), ...(runAt ? { runAt } : {}), ...(error ? { error } : {}) },
+      `${name} ${ending.says} (${details.join(', ')})${error ? `: ${error.code}: ${error.message.replace(/\s*\n\s*/g, ' ')}` : ''}`,
+    );
+  };
+}

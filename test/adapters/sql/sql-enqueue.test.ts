@@ -1,0 +1,239 @@
+/**
+ * `<schema>.enqueue(...)`, the SQL function of migration 0007, on PostgreSQL and on PGlite:
+ * the same row, history and NOTIFY as the library's enqueue, the same checks, dedupe by
+ * unique key, and a job enqueued by a trigger inside the user's transaction that a worker
+ * runs once that transaction commits (and never when it rolls back).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pgliteStore } from '../../../src/adapters/pglite/index.js';
+import { postgresStore } from '../../../src/adapters/postgres/index.js';
+import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
+import { buildEnqueueJob, createSupervisor, defineQueue, type Job } from '../../../src/index.js';
+import { MAX_KEY_BYTES } from '../../../src/validation.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const WAIT = { timeout: 15_000, interval: 20 };
+
+type Query = <T = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<T[]>;
+
+interface Database {
+  schema: string;
+  store: SqlJobStore;
+  query: Query;
+  /** Runs `fn` in a transaction of the user's, then commits or rolls back. */
+  transaction(end: 'commit' | 'rollback', fn: (query: Query) => Promise<void>): Promise<void>;
+  /** Empties the tables between tests. */
+  reset(): Promise<void>;
+}
+
+function describeSqlEnqueue(open: () => Database): void {
+  let db: Database;
+  const s = () => `"${db.schema}"`;
+  /** `select * from <schema>.enqueue(<args>)`: its one row, the id as a string (PGlite reads
+   *  bigint as a number). */
+  const enqueue = async (args: string, values: unknown[] = []) => {
+    const [row] = await db.query<{ job_id: string | number; created: boolean }>(`select * from ${s()}.enqueue(${args})`, values);
+    return { job_id: String(row!.job_id), created: row!.created };
+  };
+
+  beforeAll(() => {
+    db = open();
+  });
+  afterEach(() => db.reset());
+
+  it('writes the row and history the library writes, and wakes the queue', async () => {
+    const woken: string[] = [];
+    const unsubscribe = await db.store.subscribe((queue) => woken.push(queue ?? '(every queue)'));
+    try {
+      const fromSql = await enqueue(`'emails', 'welcome', '{"to": "ana"}'`);
+      expect(fromSql.created).toBe(true);
+      const [fromLibrary] = await db.store.enqueueJobs({ jobs: [buildEnqueueJob('emails', 'welcome', { to: 'ana' }, {})] });
+      const row = (await db.store.getJob({ id: fromSql.job_id }))!;
+      const { id, createdAt, updatedAt, runAt, ...same } = fromLibrary!.job;
+      expect(row).toMatchObject(same);
+      expect(row.runAt).toEqual(row.createdAt);
+      expect(await db.store.getJobEvents({ id: row.id })).toMatchObject([{ fromState: null, toState: 'pending', attempt: 0, workerId: null, error: null }]);
+      await vi.waitFor(() => expect(woken).toContain('emails'), WAIT);
+    } finally {
+      await unsubscribe();
+    }
+  });
+
+  it('takes every option by name, as enqueue does', async () => {
+    const { job_id } = await enqueue(
+      `'emails', 'digest', payload => '[1, 2]', run_at => $1, priority => -5, unique_key => 'digest:12', max_attempts => 7,
+       concurrency_key => 'acme', expires_at => $2`,
+      ['2030-01-01T09:00:00Z', '2030-01-02T09:00:00Z'],
+    );
+    expect(await db.store.getJob({ id: job_id })).toMatchObject({
+      payload: [1, 2],
+      runAt: new Date('2030-01-01T09:00:00Z'),
+      priority: -5,
+      uniqueKey: 'digest:12',
+      maxAttempts: 7,
+      concurrencyKey: 'acme',
+      expiresAt: new Date('2030-01-02T09:00:00Z'),
+    });
+  });
+
+  it('returns the live job that holds the unique key; once that job is done, the key is free', async () => {
+    const first = await enqueue(`'emails', 'digest', unique_key => 'digest:12'`);
+    expect(await enqueue(`'emails', 'digest', '{"again": true}', unique_key => 'digest:12'`)).toEqual({ job_id: first.job_id, created: false });
+    // The library's enqueue sees the same holder.
+    const [viaLibrary] = await db.store.enqueueJobs({ jobs: [buildEnqueueJob('emails', 'digest', {}, { uniqueKey: 'digest:12' })] });
+    expect(viaLibrary).toMatchObject({ created: false, job: { id: first.job_id } });
+    const [claimed] = await db.store.claimJobs({ workerId: 'w', leaseMs: 30_000, queues: [{ queue: 'emails', limit: 1 }] });
+    await db.store.setStatesIfRunning({ outcomes: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, state: 'completed', result: null }] });
+    const next = await enqueue(`'emails', 'digest', unique_key => 'digest:12'`);
+    expect(next.created).toBe(true);
+    expect(next.job_id).not.toBe(first.job_id);
+  });
+
+  it.each([
+    [`'e mails', 'welcome'`, /^enqueue: queue must be 1-128 characters of letters, digits, "_", ".", ":" or "-", starting with a letter or digit; got "e mails"$/],
+    [`null, 'welcome'`, /^enqueue: queue must be .*; got null$/],
+    [`'emails', '-welcome'`, /^enqueue: kind must be .*; got "-welcome"$/],
+    [`'emails', repeat('k', 129)`, /^enqueue: kind must be /],
+    [`'emails', 'welcome', '{"big": "${'x'.repeat(100)}"}', max_payload_bytes => 64`, /^enqueue: payload is 1\d\d bytes of JSON, over the limit of 64$/],
+    [`'emails', 'welcome', priority => null`, /^enqueue: priority must be an integer, got null$/],
+    [`'emails', 'welcome', max_attempts => 0`, /^enqueue: max_attempts must be a positive integer, got 0$/],
+    [`'emails', 'welcome', unique_key => ''`, /^enqueue: unique_key must be a non-empty string$/],
+    [`'emails', 'welcome', unique_key => repeat('é', 501)`, /^enqueue: unique_key is 1002 bytes of UTF-8, over the limit of 1000 \(the store indexes it\)$/],
+    [`'emails', 'welcome', concurrency_key => ''`, /^enqueue: concurrency_key must be a non-empty string$/],
+    [`'emails', 'welcome', concurrency_key => repeat('k', 1001)`, /^enqueue: concurrency_key is 1001 bytes of UTF-8, over the limit of 1000 /],
+    [`'emails', 'welcome', run_at => '2030-01-01', expires_at => '2029-12-31'`, /^enqueue: expires_at must be after run_at/],
+  ])('refuses enqueue(%s) with invalid_parameter_value naming it; nothing written', async (args, message) => {
+    await expect(enqueue(args)).rejects.toMatchObject({ code: '22023', message: expect.stringMatching(message) });
+    expect(await db.store.countJobs()).toEqual([]);
+  });
+
+  it('accepts the names and keys the library accepts, and only those', async () => {
+    for (const name of ['a', 'a'.repeat(128), 'a'.repeat(129), 'A9_.:-z', '-a', '_a', 'a b', 'ü', 'a/b']) {
+      const library = (() => {
+        try {
+          buildEnqueueJob(name, name, {}, {});
+          return 'accepted';
+        } catch {
+          return 'refused';
+        }
+      })();
+      const sql = await enqueue('$1, $2', [name, name]).then(
+        () => 'accepted',
+        () => 'refused',
+      );
+      expect(sql, name).toBe(library);
+    }
+    // The library's limit, in bytes of UTF-8: two-byte characters up to it fit, one byte more does not.
+    const half = MAX_KEY_BYTES / 2;
+    expect((await enqueue(`'q', 'k', unique_key => repeat('é', ${half}), concurrency_key => repeat('k', ${MAX_KEY_BYTES})`)).created).toBe(true);
+    await expect(enqueue(`'q', 'k', unique_key => repeat('é', ${half}) || 'k'`)).rejects.toMatchObject({ code: '22023' });
+    await expect(enqueue(`'q', 'k', concurrency_key => repeat('k', ${MAX_KEY_BYTES + 1})`)).rejects.toMatchObject({ code: '22023' });
+  });
+
+  it("runs a job a trigger enqueued inside the user's transaction, once it commits; a rollback leaves none", async () => {
+    await db.query(`create table ${s()}.orders (id serial primary key, email text not null)`);
+    await db.query(`
+      create function ${s()}.order_placed() returns trigger language plpgsql as $$
+      begin
+        perform ${s()}.enqueue('emails', 'confirm', jsonb_build_object('orderId', new.id, 'email', new.email));
+        return new;
+      end $$`);
+    await db.query(`create trigger order_placed after insert on ${s()}.orders for each row execute function ${s()}.order_placed()`);
+    const emails = defineQueue('emails', {
+      handlers: { confirm: async ({ payload }: Job<{ orderId: number; email: string }>) => ({ confirmed: payload.orderId, to: payload.email }) },
+    });
+    const supervisor = createSupervisor({ store: db.store, queues: [emails], logger: silent });
+    await supervisor.start();
+    try {
+      await db.transaction('rollback', async (query) => {
+        await query(`insert into ${s()}.orders (email) values ('nobody@example.com')`);
+        expect(await query(`select count(*)::int as n from ${s()}.jobs`)).toEqual([{ n: 1 }]);
+      });
+      let orderId = 0;
+      await db.transaction('commit', async (query) => {
+        const [order] = await query<{ id: number }>(`insert into ${s()}.orders (email) values ('ana@example.com') returning id`);
+        orderId = order!.id;
+      });
+      await vi.waitFor(async () => {
+        expect(await db.store.listJobs({ queue: 'emails' })).toMatchObject([
+          { kind: 'confirm', state: 'completed', payload: { orderId }, result: { confirmed: orderId, to: 'ana@example.com' } },
+        ]);
+      }, WAIT);
+    } finally {
+      await supervisor.stop({ graceMs: 0 });
+      await db.query(`drop table ${s()}.orders`);
+      await db.query(`drop function ${s()}.order_placed()`);
+    }
+  });
+}
+
+describePostgres('SQL enqueue on PostgreSQL', (url) => {
+  const schema = freshSchema('jv_sql_enqueue');
+  let pool: pg.Pool;
+  let store: SqlJobStore;
+
+  beforeAll(async () => {
+    pool = testPool(url);
+    store = postgresStore({ pool, schema, notifyDebounceMs: 0 });
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store.close();
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  describeSqlEnqueue(() => ({
+    schema,
+    store,
+    query: async (text, values) => (await pool.query(text, values)).rows,
+    async transaction(end, fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await fn(async (text, values) => (await client.query(text, values)).rows);
+        await client.query(end);
+      } finally {
+        client.release();
+      }
+    },
+    reset: async () => {
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+    },
+  }));
+});
+
+describe('SQL enqueue on PGlite', () => {
+  const schema = 'jv_sql_enqueue';
+  // One PGlite for the file: starting one costs seconds and hundreds of MB.
+  let pglite: PGlite;
+  let store: SqlJobStore;
+
+  beforeAll(async () => {
+    pglite = await PGlite.create();
+    store = pgliteStore({ db: pglite, schema, notifyDebounceMs: 0 });
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store.close();
+    await pglite.close();
+  });
+
+  describeSqlEnqueue(() => ({
+    schema,
+    store,
+    query: async <T,>(text: string, values?: unknown[]) => (await pglite.query<T>(text, values)).rows,
+    async transaction(end, fn) {
+      await pglite.transaction(async (tx) => {
+        await fn(async <T,>(text: string, values?: unknown[]) => (await tx.query<T>(text, values)).rows);
+        if (end === 'rollback') await tx.rollback();
+      });
+    },
+    reset: async () => {
+      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
+    },
+  }));
+});

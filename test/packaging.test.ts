@@ -1,0 +1,247 @@
+/**
+ * The package as users get it, from a copy of this working tree (no dist/, no node_modules):
+ * packed with `npm pack` (whose `prepare` builds dist/) and installed into a scratch project
+ * that `npm init -y` made (CommonJS, as npm makes it), and installed from a git URL into
+ * another. In each: the quick start runs, every subpath loads with `require()` and `import`,
+ * `npx jobvisor --help` works, and the public types check with `skipLibCheck: false`.
+ *
+ * Slow (npm installs; the git install also installs the dev dependencies to build): one
+ * tarball and two installs shared by every test of this file, the two installs in parallel.
+ * Dependencies come from npm's cache when it has them (`--prefer-offline`).
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pkg from '../package.json' with { type: 'json' };
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const SUBPATHS = Object.keys(pkg.exports)
+  .filter((key) => key !== './package.json')
+  .map((key) => `jobvisor${key.slice(1)}`);
+const INSTALL = ['install', '--prefer-offline', '--no-audit', '--no-fund'];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command; resolves with its exit code and output, never rejects. The environment
+ *  carries no npm_* variables of an `npm test` around us: `npm_config_local_prefix` would
+ *  point a nested npm at this repository. */
+function run(command: string, args: readonly string[], cwd: string): Promise<Run> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(?!config_(cache|registry|userconfig)$)/i.test(key)));
+  return promisify(execFile)(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: typeof error.code === 'number' ? error.code : 1,
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? String(error),
+    }),
+  );
+}
+
+async function ok(command: string, args: readonly string[], cwd: string): Promise<string> {
+  const result = await run(command, args, cwd);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.code} in ${cwd}:\n${result.stderr}${result.stdout}`);
+  return result.stdout;
+}
+
+/** The files git would commit, copied into `dir` and committed there (dist/ is ignored). */
+async function copyWorkingTree(dir: string): Promise<void> {
+  const listed = await ok('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--deduplicate'], ROOT);
+  for (const file of listed.split('\0').filter(Boolean)) {
+    // A file deleted but not yet committed is listed too.
+    if (!existsSync(join(ROOT, file))) continue;
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    cpSync(join(ROOT, file), join(dir, file));
+  }
+  const git = (...args: string[]) => ok('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', ...args], dir);
+  await git('init', '-q');
+  await git('add', '-A');
+  await git('commit', '-q', '--no-gpg-sign', '-m', 'snapshot');
+}
+
+/** A scratch project as `npm init -y` makes it: CommonJS. */
+async function scratchProject(dir: string): Promise<void> {
+  mkdirSync(dir);
+  await ok('npm', ['init', '-y'], dir);
+}
+
+/** The README's quick start, on the memory store, until the job has completed. */
+const QUICK_START = `
+import { createSupervisor, defineQueue, PermanentJobError } from 'jobvisor';
+import { memoryStore } from 'jobvisor/memory';
+
+const store = memoryStore();
+const places = defineQueue('places', {
+  concurrency: 4,
+  gate: 'gpu',
+  maxAttempts: 3,
+  alertKey: (job) => job.payload.placeId,
+  handlers: {
+    collect: async ({ payload }) => ({ photos: 20, placeId: payload.placeId }),
+    describe: async () => {
+      throw new PermanentJobError('place is gone');
+    },
+  },
+});
+const supervisor = createSupervisor({ store, queues: [places], gates: { gpu: 1 }, onDead: () => {} });
+await supervisor.start();
+const { job } = await places.enqueue(store, 'collect', { placeId: 'p1' }, { uniqueKey: 'collect:p1' });
+const deadline = Date.now() + 20_000;
+let row = await store.getJob({ id: job.id });
+while (row.state !== 'completed' && Date.now() < deadline) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  row = await store.getJob({ id: job.id });
+}
+await supervisor.stop({ graceMs: 1_000 });
+console.log('QUICK START ' + JSON.stringify({ state: row.state, result: row.result }));
+`;
+
+/** require() of every subpath from CommonJS, and a job run through the required API. */
+const REQUIRE_ALL = `
+const loaded = {};
+for (const path of ${JSON.stringify(SUBPATHS)}) loaded[path] = Object.keys(require(path)).sort();
+const { createSupervisor, defineQueue } = require('jobvisor');
+const { memoryStore } = require('jobvisor/memory');
+const store = memoryStore();
+const queue = defineQueue('cjs', { handlers: { echo: async ({ payload }) => payload } });
+const supervisor = createSupervisor({ store, queues: [queue], logger: { debug() {}, info() {}, warn: console.warn, error: console.error } });
+(async () => {
+  const { job } = await queue.enqueue(store, 'echo', { from: 'require' });
+  await supervisor.drain();
+  const row = await store.getJob({ id: job.id });
+  console.log(JSON.stringify({ loaded, state: row.state, result: row.result }));
+})();
+`;
+
+/** Every subpath's types, used, under the strictest settings a user may have. */
+const CONSUMER_TS = `
+import { createSupervisor, defineQueue, type Job, type JobRecord } from 'jobvisor';
+import { memoryStore } from 'jobvisor/memory';
+import { postgresStore, type PostgresStoreOptions } from 'jobvisor/postgres';
+import { pgliteStore, type PgliteStoreOptions } from 'jobvisor/pglite';
+import { startInspector, type InspectorOptions } from 'jobvisor/inspector';
+import { createTestClock, drain, runJob } from 'jobvisor/testing';
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+// pg's types resolve: the pool option is pg.Pool, not any.
+export const poolIsTyped: IsAny<PostgresStoreOptions['pool']> = false;
+export const pgliteIsTyped: IsAny<PgliteStoreOptions> = false;
+export const inspectorIsTyped: IsAny<InspectorOptions> = false;
+
+const places = defineQueue('places', {
+  handlers: { collect: async ({ payload }: Job<{ placeId: string }>) => ({ photos: payload.placeId.length }) },
+});
+const store = memoryStore();
+export const supervisor = createSupervisor({ store, queues: [places] });
+export const ok = places.enqueue(store, 'collect', { placeId: 'p1' });
+// @ts-expect-error: the payload is checked against the handler's
+export const wrong = places.enqueue(store, 'collect', { placeId: 1 });
+export const stores = [postgresStore, pgliteStore, startInspector, createTestClock, drain, runJob];
+export type Row = JobRecord<{ placeId: string }>;
+`;
+
+const CONSUMER_CTS = `
+import jobvisor = require('jobvisor');
+import memory = require('jobvisor/memory');
+export const queue = jobvisor.defineQueue('cjs', { handlers: { echo: async () => 1 } });
+export const store = memory.memoryStore();
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2023'],
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+  },
+  files: ['consumer.mts', 'consumer.cts'],
+};
+
+// Each test starts a Node process or two, tsc a longer one: on a busy machine that can pass
+// the default timeout.
+describe('the package, packed and installed as users install it', { timeout: 120_000 }, () => {
+  let root: string;
+  let packed: { files: { path: string }[] };
+  /** Projects with the package installed: from the tarball, and from a git URL. */
+  const projects = { tarball: '', git: '' };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'jobvisor-package-'));
+    const source = join(root, 'source');
+    await copyWorkingTree(source);
+    projects.tarball = join(root, 'from-tarball');
+    projects.git = join(root, 'from-git');
+    await Promise.all([scratchProject(projects.tarball), scratchProject(projects.git)]);
+
+    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`], projects.git);
+    const fromTarball = (async () => {
+      // The build needs the dev dependencies; a symlink after the commit, so that the git
+      // install above clones none.
+      symlinkSync(join(ROOT, 'node_modules'), join(source, 'node_modules'));
+      const [result] = JSON.parse(await ok('npm', ['pack', '--json', '--pack-destination', root], source)) as [
+        { filename: string; files: { path: string }[] },
+      ];
+      packed = result;
+      await ok('npm', [...INSTALL, join(root, result.filename)], projects.tarball);
+    })();
+    await Promise.all([fromGit, fromTarball]);
+    for (const dir of Object.values(projects)) {
+      writeFileSync(join(dir, 'quick-start.mjs'), QUICK_START);
+      writeFileSync(join(dir, 'require-all.js'), REQUIRE_ALL);
+    }
+  }, 300_000);
+
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('the tarball holds the built code, its types, and what it reads at run time', () => {
+    const files = new Set(packed.files.map((f) => f.path));
+    const targets = Object.values(pkg.exports).flatMap((entry) => (typeof entry === 'string' ? [entry] : Object.values(entry)));
+    for (const target of [...targets, pkg.bin.jobvisor]) expect(files, target).toContain(target.replace(/^\.\//, ''));
+    expect(files).toContain('dist/adapters/sql/migrations/0001-jobs.sql');
+    expect([...files].some((f) => f.startsWith('dist/inspector/public/'))).toBe(true);
+    expect([...files].filter((f) => /^(test|node_modules|bench|scripts)\//.test(f))).toEqual([]);
+  });
+
+  describe.each(['tarball', 'git'] as const)('installed from the %s', (from) => {
+    it('runs the quick start', async () => {
+      const out = await ok('node', ['quick-start.mjs'], projects[from]);
+      expect(out).toContain('QUICK START {"state":"completed","result":{"photos":20,"placeId":"p1"}}');
+    });
+
+    it('every subpath loads with require() in a CommonJS project, and runs a job', async () => {
+      const out = JSON.parse((await ok('node', ['require-all.js'], projects[from])).trim().split('\n').at(-1)!);
+      expect(Object.keys(out.loaded).sort()).toEqual([...SUBPATHS].sort());
+      expect(out.loaded.jobvisor).toContain('createSupervisor');
+      expect(out.loaded['jobvisor/postgres']).toContain('postgresStore');
+      expect(out).toMatchObject({ state: 'completed', result: { from: 'require' } });
+    });
+
+    it('npx jobvisor --help', async () => {
+      const { code, stdout } = await run('npx', ['--no-install', 'jobvisor', '--help'], projects[from]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^Usage: jobvisor /);
+    });
+  });
+
+  it('the public types check with skipLibCheck: false, from ESM and CommonJS', async () => {
+    const dir = projects.tarball;
+    writeFileSync(join(dir, 'consumer.mts'), CONSUMER_TS);
+    writeFileSync(join(dir, 'consumer.cts'), CONSUMER_CTS);
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+    const result = await run(process.execPath, [TSC, '-p', 'tsconfig.json'], dir);
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+});
