@@ -116,7 +116,14 @@ export interface Clock {
   now(): number;
 }
 
+/** The wall clock: for what is stored or shown as a date. Steps when the system time is set. */
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock no one sets: milliseconds that only move forward at the rate of real time, on the
+ *  scale of the wall clock at the process's start (performance.timeOrigin + performance.now()).
+ *  Differences of `now()` are true durations whatever happens to the system time; the
+ *  supervisor measures every duration (leases, timers, throttles) on it. */
+export const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() };
 
 /** The subset of a pino logger that jobvisor calls. Any pino logger fits. */
 export interface Logger {

@@ -101,16 +101,18 @@ export interface Lease {
 }
 
 /** The outcome of one attempt, written only while the row is `running` under its lease.
- *  `snoozed`: the row goes back to `pending` until `runAt` with one more attempt allowed, so
- *  the snooze spends none. `released`: the worker stopped before the attempt finished (its
- *  grace period ran out); the row goes back to `retrying` until `runAt`, also with one more
- *  attempt allowed, so `attempt` never passes `maxAttempts`. A `retrying`, `snoozed` or
+ *  `retrying`, `snoozed` and `released` wait `delayMs` from the store's own now (its clock,
+ *  never the worker's: one clock for the fleet) before they are due again.
+ *  `snoozed`: the row goes back to `pending` with one more attempt allowed, so the snooze
+ *  spends none. `released`: the worker stopped before the attempt finished (its grace period
+ *  ran out); the row goes back to `retrying`, also with one more attempt allowed, so
+ *  `attempt` never passes `maxAttempts`. A `retrying`, `snoozed` or
  *  `released` outcome for a job whose cancel was requested writes `cancelled` instead: the
  *  job never starts another attempt.
  *  `lastProgress`: the attempt's last report, not yet written (throttled), stored with it. */
 export type JobOutcome = Lease & { lastProgress?: ProgressReport } & (
     | { state: 'completed'; result: unknown }
-    | { state: 'retrying' | 'snoozed' | 'released'; error: JobErrorInfo; runAt: Date }
+    | { state: 'retrying' | 'snoozed' | 'released'; error: JobErrorInfo; delayMs: number }
     | { state: 'dead' | 'skipped' | 'cancelled'; error: JobErrorInfo }
   );
 

@@ -15,7 +15,7 @@ import type { JobErrorInfo, Logger } from '../types.js';
 export type LogFormat = 'pretty' | 'json';
 
 /** Fields of job events, which the pretty line says in its message instead. */
-const JOB_EVENT_FIELDS = ['job', 'jobEvent', 'durationMs', 'runAt', 'error'];
+const JOB_EVENT_FIELDS = ['job', 'jobEvent', 'durationMs', 'delayMs', 'error'];
 
 export function workerLogger(level: string, format: LogFormat): Pino {
   const options = { name: 'jobvisor', level };
@@ -62,7 +62,7 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     });
     if (snapshot.status === 'active') {
       if (!startedAt.has(event.actorRef) && snapshot.matches('running')) {
-        startedAt.set(event.actorRef, Date.now());
+        startedAt.set(event.actorRef, Math.round(performance.now()));
         const { fields, attempt } = described(job.maxAttempts);
         logger.debug({ ...fields, jobEvent: 'started' }, `${name} started (${attempt})`);
       }
@@ -78,12 +78,12 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     // A snooze or a release spends no attempt: the row allows one more now, and so does the log.
     const { fields, attempt } = described(job.maxAttempts + (jobEvent === 'snoozed' || jobEvent === 'released' ? 1 : 0));
     const began = startedAt.get(event.actorRef);
-    const durationMs = began === undefined ? undefined : Date.now() - began;
-    const runAt = outcome && 'runAt' in outcome ? outcome.runAt : undefined;
-    const details = [attempt, ...(durationMs === undefined ? [] : [`${durationMs} ms`]), ...(runAt ? [`again at ${runAt.toISOString()}`] : [])];
+    const durationMs = began === undefined ? undefined : Math.round(performance.now()) - began;
+    const delayMs = outcome && 'delayMs' in outcome ? outcome.delayMs : undefined;
+    const details = [attempt, ...(durationMs === undefined ? [] : [`${durationMs} ms`]), ...(delayMs === undefined ? [] : [`again in ${delayMs} ms`])];
     const error: JobErrorInfo | null = jobEvent === 'completed' ? null : context.error;
     logger[ending.level](
-      { ...fields, jobEvent, ...(durationMs === undefined ? {} : { durationMs }), ...(runAt ? { runAt } : {}), ...(error ? { error } : {}) },
+      { ...fields, jobEvent, ...(durationMs === undefined ? {} : { durationMs }), ...(delayMs === undefined ? {} : { delayMs }), ...(error ? { error } : {}) },
       `${name} ${ending.says} (${details.join(', ')})${error ? `: ${error.code}: ${error.message.replace(/\s*\n\s*/g, ' ')}` : ''}`,
     );
   };

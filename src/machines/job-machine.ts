@@ -61,8 +61,12 @@ export interface JobMachineInput {
   /** true when the job waits in `claimed` for `job.start` (a free slot, or its gate);
    *  false to start at once. */
   waitForStart: boolean;
-  /** By our clock, the time until which the claim's lease surely holds (sent-at + lease). */
+  /** On the ports' clock, the time until which the claim's lease surely holds (sent-at +
+   *  lease). */
   leaseValidUntil: number;
+  /** On the ports' clock, when the job's `expiresAt` (the store's time) comes; null: none. The
+   *  supervisor converts it through the claim, so a worker's clock set wrong cannot move it. */
+  expiresAtMs: number | null;
 }
 
 /** The machine's final states. All but `lost` and `snoozed` (the row is `pending` again) are
@@ -101,13 +105,12 @@ function mayRunAgain(context: JobMachineContext): boolean {
 }
 
 function expired(context: JobMachineContext): boolean {
-  const { expiresAt } = context.job;
-  return !!expiresAt && context.ports.now() >= expiresAt.getTime();
+  return context.expiresAtMs !== null && context.ports.now() >= context.expiresAtMs;
 }
 
 function retryOutcome(context: JobMachineContext, error: JobErrorInfo): JobOutcome {
-  const runAt = new Date(context.ports.now() + context.ports.backoffMs(context.job.attempt));
-  return { ...lease(context.job), state: 'retrying', error, runAt };
+  // A delay, not a time: the store adds it to its own now.
+  return { ...lease(context.job), state: 'retrying', error, delayMs: context.ports.backoffMs(context.job.attempt) };
 }
 
 /** The stack of an error made by the machine's own timer says nothing: keep it out. */
@@ -258,8 +261,7 @@ export const jobMachine = setup({
       const delayMs = snoozeDelayMs((event as { error: SnoozeJobError }).error)!;
       // No stack: a snooze is not a failure.
       const error: JobErrorInfo = { code: 'snoozed', message: `snoozed for ${delayMs} ms`, name: 'SnoozeJobError' };
-      const runAt = new Date(context.ports.now() + delayMs);
-      return { error, outcome: { ...lease(context.job), state: 'snoozed' as const, error, runAt } };
+      return { error, outcome: { ...lease(context.job), state: 'snoozed' as const, error, delayMs } };
     }),
     setExpired: assign(({ context }) => {
       const error = expiredError(context.job.expiresAt!);
@@ -272,7 +274,7 @@ export const jobMachine = setup({
     setReleased: assign(({ context }) => {
       const error: JobErrorInfo = { code: 'worker_shutdown', message: 'the worker stopped before the attempt finished' };
       // Written as `released`: the row is retrying, with one more attempt allowed.
-      return { error, outcome: { ...lease(context.job), state: 'released' as const, error, runAt: new Date(context.ports.now()) } };
+      return { error, outcome: { ...lease(context.job), state: 'released' as const, error, delayMs: 0 } };
     }),
     setLost: assign({
       error: ({ context }) => ({

@@ -96,8 +96,9 @@ export class JobRuntime {
   }
 
   /** One actor per claimed job: started at once if its queue, the global limit and its gate
-   *  allow, else held (leased) until a slot frees. */
-  spawn(job: ClaimedJob, leaseValidUntil: number): void {
+   *  allow, else held (leased) until a slot frees. `sentAt`: when its claim was sent, by the
+   *  supervisor's clock. */
+  spawn(job: ClaimedJob, sentAt: number): void {
     const run = this.queueRuntime(job.queue);
     const queue = run.queue;
     const { planner, clock } = this.options;
@@ -128,7 +129,7 @@ export class JobRuntime {
         policy: run.policy,
         hasHandler: Object.hasOwn(queue.handlers, job.kind),
         waitForStart: !startNow,
-        leaseValidUntil,
+        ...claimTimes(job, sentAt),
       },
     });
     entry.actor.subscribe({
@@ -141,8 +142,9 @@ export class JobRuntime {
       },
     });
     entry.actor.start();
-    if (job.expiresAt !== null && entry.phase !== 'done') {
-      entry.cancelExpiry = startTimer(clock, job.expiresAt.getTime(), () => entry.actor.send({ type: 'job.expire' }));
+    const { expiresAtMs } = entry.actor.getSnapshot().context;
+    if (expiresAtMs !== null && entry.phase !== 'done') {
+      entry.cancelExpiry = startTimer(clock, expiresAtMs, () => entry.actor.send({ type: 'job.expire' }));
     }
   }
 
@@ -316,6 +318,20 @@ export class JobRuntime {
       this.keysFreed.clear();
     });
   }
+}
+
+/**
+ * The claim's times on the supervisor's clock, which measures durations and never reads the
+ * store's time. The claim's statement stamped the row (`updatedAt`) with the store's now, read
+ * while the claim was under way, so at or after `sentAt`: the lease (the store's now + the
+ * queue's lease) surely holds until `sentAt` + lease, and `expiresAt` comes `expiresAt` −
+ * `updatedAt` after that stamp, at the latest `sentAt` plus that. A worker whose wall clock is
+ * minutes off, or stepped, measures the same.
+ */
+function claimTimes(job: ClaimedJob, sentAt: number): { leaseValidUntil: number; expiresAtMs: number | null } {
+  const leaseMs = job.leaseExpiresAt.getTime() - job.updatedAt.getTime();
+  const expiresAtMs = job.expiresAt === null ? null : sentAt + (job.expiresAt.getTime() - job.updatedAt.getTime());
+  return { leaseValidUntil: sentAt + leaseMs, expiresAtMs };
 }
 
 /** The queue's backoff, contained: one that throws or answers nonsense is logged and the

@@ -1,7 +1,7 @@
 import FlatQueue from 'flatqueue';
 import type { JobStore, ScheduleAdvance } from '../adapters/store.js';
 import type { Schedule } from '../schedule.js';
-import type { Clock } from '../types.js';
+import { type Clock, monotonicClock } from '../types.js';
 
 /** Longest wait between checks, so that another supervisor's progress and a changed clock
  *  are seen within a minute even for a yearly schedule. */
@@ -11,9 +11,6 @@ const MAX_CHECK_INTERVAL_MS = 60_000;
 const RESYNC_MS = 60_000;
 /** Ticks enqueued per schedule and check at most; the rest go in the next check, at once. */
 const MAX_TICKS_PER_CHECK = 100;
-
-/** Elapsed time on a clock no one sets: differences of `now()` are durations. */
-export const monotonicClock: Clock = { now: () => performance.now() };
 
 /** One schedule as this supervisor last knew it from the store. */
 interface Entry {

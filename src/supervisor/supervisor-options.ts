@@ -12,13 +12,14 @@ import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
 import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
 import type { Clock, Logger } from '../types.js';
-import { systemClock } from '../types.js';
+import { monotonicClock } from '../types.js';
 import { assertName, assertPositiveInt, assertStorableString, assertTimerMs } from '../validation.js';
 import type { DeadJobSink } from './alerts.js';
 
-/** A clock for the supervisor: `now()` for the store and the machines' timers. XState's
- *  `SimulatedClock` fits, and then every timer (heartbeat, deadline, poll, reaper, grace)
- *  follows it in tests. */
+/** The supervisor's clock: it measures durations (leases, deadlines, throttles) and drives
+ *  the machines' timers. It never decides a time the store writes: those are the database's
+ *  (RELIABILITY.md, the clock model). XState's `SimulatedClock` fits, and then every timer
+ *  (heartbeat, deadline, poll, reaper, grace) follows it in tests. */
 export interface SupervisorClock extends Clock {
   setTimeout?(fn: (...args: any[]) => void, timeout: number): any;
   clearTimeout?(id: any): void;
@@ -39,7 +40,8 @@ export interface SupervisorOptions {
   /** A pino logger, or anything with debug/info/warn/error. Default pino at `info`
    *  (`silent` under a test runner, i.e. when VITEST or NODE_ENV=test is set). */
   logger?: Logger;
-  /** Default the system clock. Pass XState's SimulatedClock in tests. */
+  /** Default `monotonicClock`: durations that a change of the system time cannot stretch or
+   *  shrink. Pass XState's SimulatedClock in tests. */
   clock?: SupervisorClock;
   /** Wait between claims when idle and no notification came. Default 1,000 ms. */
   pollIntervalMs?: number;
@@ -140,7 +142,7 @@ export function resolveOptions(options: SupervisorOptions) {
     concurrency,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     logger: options.logger ?? defaultLogger(),
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? monotonicClock,
     pollIntervalMs: timer('pollIntervalMs'),
     reaperIntervalMs: timer('reaperIntervalMs'),
     errorBackoffMs: timer('errorBackoffMs'),

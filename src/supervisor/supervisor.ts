@@ -23,7 +23,7 @@ import { type CountersStore, createCountersStore } from './counters.js';
 import { type FinishedAttempt, JobRuntime } from './job-runtime.js';
 import { ProgressWriter } from './progress-writer.js';
 import { Reaper } from './reaper.js';
-import { monotonicClock, Scheduler } from './scheduler.js';
+import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
 import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
@@ -256,7 +256,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         for (const job of jobs) {
           got.set(job.queue, (got.get(job.queue) ?? 0) + 1);
           if (job.concurrencyKey !== null) keyed.add(job.queue);
-          this.jobs.spawn(job, sentAt + leaseMs);
+          this.jobs.spawn(job, sentAt);
         }
         claimed += jobs.length;
       }
@@ -336,8 +336,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   private startScheduler(schedules: readonly Schedule[]): void {
-    // Durations on the clock that drives the timers: monotonic unless one is injected.
-    const scheduler = new Scheduler(this.store, schedules, this.options.clock?.setTimeout ? this.clock : monotonicClock);
+    // Durations on the supervisor's clock: monotonic unless one is injected.
+    const scheduler = new Scheduler(this.store, schedules, this.clock);
     this.scheduler = createActor(schedulerMachine, {
       ...this.actorOptions(),
       input: {

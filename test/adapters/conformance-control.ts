@@ -54,7 +54,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       const first = await claimOne();
       clock().advance(1_000);
       const runAt = new Date(clock().now() + 5_000);
-      expect(await write({ ...lease(first), state: 'snoozed', error: SNOOZE, runAt })).toBe(true);
+      expect(await write({ ...lease(first), state: 'snoozed', error: SNOOZE, delayMs: 5_000 })).toBe(true);
       expect(await row(created.id)).toEqual({
         ...first,
         state: 'pending',
@@ -76,7 +76,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
     it('keeps the unique key taken while the job waits again', async () => {
       const created = await enqueue({ uniqueKey: 'u' });
       const claimed = await claimOne();
-      await write({ ...lease(claimed), state: 'snoozed', error: SNOOZE, runAt: now() });
+      await write({ ...lease(claimed), state: 'snoozed', error: SNOOZE, delayMs: 0 });
       const [again] = await store().enqueueJobs({ jobs: [{ queue: 'q', kind: 'k', payload: {}, maxAttempts: 3, uniqueKey: 'u' }] });
       expect(again).toMatchObject({ created: false, job: { id: created.id, state: 'pending' } });
     });
@@ -85,7 +85,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       await enqueue();
       const claimed = await claimOne();
       const wrong = { id: claimed.id, leaseToken: '00000000-0000-4000-8000-000000000000' };
-      expect(await write({ ...wrong, state: 'snoozed', error: SNOOZE, runAt: now() })).toBe(false);
+      expect(await write({ ...wrong, state: 'snoozed', error: SNOOZE, delayMs: 0 })).toBe(false);
       expect(await row(claimed.id)).toEqual(claimed);
     });
   });
@@ -120,7 +120,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       await store().cancelJob({ id: claimed.id });
       clock().advance(1_000);
       const error = state === 'retrying' ? BOOM : SNOOZE;
-      expect(await write({ ...lease(claimed), state, error, runAt: now() })).toBe(true);
+      expect(await write({ ...lease(claimed), state, error, delayMs: 0 })).toBe(true);
       expect(await row(created.id)).toMatchObject({
         state: 'cancelled',
         maxAttempts: 3,
@@ -208,7 +208,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       const first = await claimOne();
       await store().setProgressIfRunning({ updates: [{ ...lease(first), percent: 30, message: 'a' }] });
       clock().advance(1_000);
-      await write({ ...lease(first), state: 'retrying', error: BOOM, runAt: now() });
+      await write({ ...lease(first), state: 'retrying', error: BOOM, delayMs: 0 });
       expect((await row(created.id)).progress).toEqual({ percent: 30, message: 'a', at: new Date(clock().now() - 1_000) });
       const second = await claimOne();
       expect(second.progress).toEqual({ percent: 30, message: 'a', at: new Date(clock().now() - 1_000) });
@@ -241,7 +241,7 @@ export function describeControlConformance(current: () => { store: JobStore; clo
       const pending = await enqueue({ expiresAt, runAt: new Date(clock().now() + 60_000) });
       const retrying = await enqueue({ expiresAt });
       const claimed = await claimOne();
-      await write({ ...lease(claimed), state: 'retrying', error: BOOM, runAt: new Date(clock().now() + 60_000) });
+      await write({ ...lease(claimed), state: 'retrying', error: BOOM, delayMs: 60_000 });
       const later = await enqueue({ expiresAt: new Date(clock().now() + 10_001) });
       const none = await enqueue({ runAt: new Date(clock().now() + 60_000) });
       clock().advance(9_999);

@@ -110,7 +110,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
             state === 'completed'
               ? { ...lease(running!), state, result: null }
               : state === 'retrying'
-                ? { ...lease(running!), state, error, runAt: new Date(clock().now() + 3_600_000) }
+                ? { ...lease(running!), state, error, delayMs: 3_600_000 }
                 : { ...lease(running!), state, error };
           expect(await store().setStatesIfRunning({ outcomes: [outcome] })).toEqual([true]);
         }
@@ -167,7 +167,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       expect(first?.id).toBe(a1!.id);
       expect(idsOf(await claim(limited))).toEqual([b1!.id]);
       const [retried] = await store().setStatesIfRunning({
-        outcomes: [{ ...lease(first!), state: 'retrying', error: { code: 'x', message: 'x' }, runAt: new Date(clock().now()) }],
+        outcomes: [{ ...lease(first!), state: 'retrying', error: { code: 'x', message: 'x' }, delayMs: 0 }],
       });
       expect(retried).toBe(true);
       expect(await claim(limited)).toEqual([]);

@@ -34,7 +34,7 @@ export function describeReleaseConformance(current: () => { store: JobStore; clo
     return applied!;
   }
 
-  const released = (job: ClaimedJob): JobOutcome => ({ id: job.id, leaseToken: job.leaseToken, state: 'released', error: SHUTDOWN, runAt: now() });
+  const released = (job: ClaimedJob): JobOutcome => ({ id: job.id, leaseToken: job.leaseToken, state: 'released', error: SHUTDOWN, delayMs: 0 });
 
   describe('release (a worker stopped past its grace period)', () => {
     it('sends the job back to retrying with one more attempt allowed, and records it', async () => {

@@ -219,12 +219,12 @@ export function conformanceKit(current: CurrentStore) {
     );
   }
 
-  function outcome(state: OutcomeState, of: Lease, runAt?: Date): JobOutcome {
+  function outcome(state: OutcomeState, of: Lease, delayMs = 5_000): JobOutcome {
     switch (state) {
       case 'completed':
         return { ...of, state, result: { photos: 20 } };
       case 'retrying':
-        return { ...of, state, error: BOOM, runAt: runAt ?? new Date(clock().now() + 5_000) };
+        return { ...of, state, error: BOOM, delayMs };
       case 'dead':
         return { ...of, state, error: { code: 'permanent_error', message: 'place is gone', name: 'PermanentJobError' } };
       case 'skipped':

@@ -130,6 +130,7 @@ function modelInput(config: JobModelConfig): JobMachineInput {
     hasHandler: config.hasHandler,
     waitForStart: config.waitForStart,
     leaseValidUntil: TIMING.leaseMs,
+    expiresAtMs: expiresAt?.getTime() ?? null,
   };
 }
 

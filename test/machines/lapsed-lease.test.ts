@@ -45,6 +45,7 @@ async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: n
       hasHandler: true,
       waitForStart: options.waitForStart,
       leaseValidUntil: claimedAt + LEASE_MS,
+      expiresAtMs: null,
       policy: { leaseMs: LEASE_MS, heartbeatMs: 1_000, deadlineMs: 10_000, writeRetryMs: 500 },
     },
   }).start();

@@ -177,7 +177,7 @@ export class MemoryStore implements JobStore {
       } else {
         job.error = toJson(outcome.error);
         if (outcome.state === 'retrying' || outcome.state === 'snoozed' || outcome.state === 'released') {
-          job.runAt = new Date(outcome.runAt.getTime());
+          job.runAt = new Date(now.getTime() + outcome.delayMs);
         }
         // Neither a snooze nor a release spends an attempt.
         if (outcome.state === 'snoozed' || outcome.state === 'released') job.maxAttempts += 1;

@@ -21,11 +21,11 @@ const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
   (s) => `
 with outcome as (
-  select distinct on (o.id) o.i, o.id, o.token, o.result, o.run_at, o.percent, o.message,
+  select distinct on (o.id) o.i, o.id, o.token, o.result, o.delay_ms, o.percent, o.message,
     case when again then 'cancelled' else o.state end as state,
     case when again then '${CANCELLED_BY_REQUEST}'::jsonb else o.error end as error
   from jsonb_to_recordset($2::jsonb) as o(
-    i int, id bigint, token text, state text, result jsonb, error jsonb, run_at timestamptz,
+    i int, id bigint, token text, state text, result jsonb, error jsonb, delay_ms float8,
     percent float8, message text)
   join ${s.quoted}.jobs j on j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
   cross join lateral (select o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again) c
@@ -36,7 +36,7 @@ written as (
   set state = case o.state when 'snoozed' then 'pending' when 'released' then 'retrying' else o.state end,
     result = case when o.state = 'completed' then o.result else j.result end,
     error = case when o.state = 'completed' then null else o.error end,
-    run_at = case when o.state in ('retrying', 'snoozed', 'released') then o.run_at else j.run_at end,
+    run_at = case when o.state in ('retrying', 'snoozed', 'released') then ${NOW} + o.delay_ms * interval '1 millisecond' else j.run_at end,
     max_attempts = case when o.state in ('snoozed', 'released') then j.max_attempts + 1 else j.max_attempts end,
     finished_at = case when o.state in ('retrying', 'snoozed', 'released') then null else ${NOW} end,
     progress_percent = coalesce(o.percent, j.progress_percent),
@@ -68,7 +68,7 @@ export async function setStatesIfRunning(
       state: o.state,
       result: o.state === 'completed' ? o.result : null,
       error: o.state === 'completed' ? null : o.error,
-      run_at: o.state === 'retrying' || o.state === 'snoozed' || o.state === 'released' ? o.runAt : null,
+      delay_ms: o.state === 'retrying' || o.state === 'snoozed' || o.state === 'released' ? o.delayMs : null,
       ...(o.lastProgress && { percent: o.lastProgress.percent, message: o.lastProgress.message }),
     })),
   );
