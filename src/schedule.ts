@@ -1,7 +1,7 @@
 import { type CronExpression, CronExpressionParser } from 'cron-parser';
 import type { EnqueueJob } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
-import { buildEnqueueJob, type EnqueueOptions, type HandlerMap, type PayloadOf, type Queue } from './queue.js';
+import { assertHandledKind, buildEnqueueJob, type EnqueueOptions, type HandlerMap, type PayloadOf, type Queue } from './queue.js';
 import { assertName } from './validation.js';
 
 export interface ScheduleOptions<H extends HandlerMap, K extends keyof H & string> {
@@ -62,7 +62,8 @@ export function defineSchedule<H extends HandlerMap, K extends keyof H & string>
     return expression;
   };
   const { uniqueKey, ...enqueueOptions } = options.options ?? {};
-  // Validates the payload and options now, not at the first tick.
+  // Validates the kind, payload and options now, not at the first tick.
+  assertHandledKind(queue.name, queue.handlers, kind);
   const template = buildEnqueueJob(queue.name, kind, payload, { ...enqueueOptions, uniqueKey: uniqueKey ?? name }, queue.settings);
   return {
     name,

@@ -328,6 +328,26 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(await store.getJob({ id: send })).toMatchObject({ state: 'completed', result: 'sent' });
     });
 
+    it('an exception nothing caught is logged; the worker stops gracefully, releasing what runs, and exits 1', async () => {
+      const module = 'test/cli/fixtures/throws-later.mjs';
+      const hang = (await cliJson(['enqueue', 'careless', 'hang', '--worker-module', module, ...db])).job.id;
+      const throwLater = (await cliJson(['enqueue', 'careless', 'throwLater', '--worker-module', module, ...db])).job.id;
+      const { code, stdout, stderr } = await cli(['worker', module, '--grace', '1ms', ...db]);
+      expect(code).toBe(1);
+      expect(lines(stderr)).toEqual(['jobvisor: the worker stopped after an exception nothing caught: thrown in a timer']);
+      const logged = lines(stdout).map((line) => JSON.parse(line));
+      expect(logged).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          msg: "an exception nothing caught (a throw in a handler's callback?); the worker stops",
+          err: expect.objectContaining({ message: 'thrown in a timer' }),
+        }),
+      );
+      expect(await store.getJob({ id: throwLater })).toMatchObject({ state: 'completed', result: 'returned' });
+      // Released by the stop: due again, no attempt spent.
+      expect(await store.getJob({ id: hang })).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
+    });
+
     it('a stdout whose reader is gone stops the worker as a signal would: exit 0, nothing on stderr', async () => {
       const { code, stderr } = await cliWithClosedStdout(['worker', WORKER, ...db]);
       expect(stderr).toBe('');

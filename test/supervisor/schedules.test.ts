@@ -189,12 +189,13 @@ describe('schedules', () => {
     });
   }
 
-  it('refuse a bad name, cron expression, time zone or payload, and a name given twice', () => {
+  it('refuse a bad name, cron expression, time zone, kind or payload, and a name given twice', () => {
     const base = { name: 'digest', cron: '* * * * *', queue: reports, kind: 'render' as const, payload: { account: 'a' } };
     expect(() => defineSchedule({ ...base, name: 'no spaces' })).toThrow(InvalidOptionError);
     expect(() => defineSchedule({ ...base, cron: 'every minute' })).toThrow(/schedule "digest" cron/);
     expect(() => defineSchedule({ ...base, timezone: 'Mars/Olympus' })).toThrow(/schedule "digest" timezone/);
     expect(() => defineSchedule({ ...base, payload: { account: 1n } as never })).toThrow(/BigInt|bigint/);
+    expect(() => defineSchedule({ ...base, kind: 'fax' } as never)).toThrow('kind: queue "reports" has no handler for kind "fax" (it has render)');
     expect(() =>
       createSupervisor({ store: memoryStore(), queues: [reports], schedules: [defineSchedule(base), defineSchedule(base)] }),
     ).toThrow(/given twice/);

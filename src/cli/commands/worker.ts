@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { EXIT } from '../cli-error.js';
+import { describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, openStore } from '../connection.js';
 import { whenStdoutGone } from '../output.js';
 import { parseDuration, parsePositiveInteger } from '../parse.js';
@@ -57,10 +57,23 @@ export function workerCommand(): Command {
         logger.error({ err: reason }, 'a promise rejected and nothing handled it (a fire-and-forget promise in a handler?); the worker keeps running'),
       );
       // A signal, or a stdout whose reader went away (`jobvisor worker … | head`): stop as gracefully.
+      // An exception nothing caught (a throw in a handler's timer callback) leaves the process in
+      // a state no one planned for: log it, stop as gracefully (the grace period, then running
+      // jobs released), and exit 1. A second one while stopping ends the process at once.
+      let uncaught: unknown;
       const stopAsked = new Promise<string>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
         whenStdoutGone(() => resolve('stdout closed'));
+        process.on('uncaughtException', (error) => {
+          if (uncaught !== undefined) {
+            logger.error({ err: error }, 'another exception nothing caught while stopping; quitting at once');
+            process.exit(EXIT.failure);
+          }
+          uncaught = error;
+          logger.error({ err: error }, 'an exception nothing caught (a throw in a handler\'s callback?); the worker stops');
+          resolve('uncaught exception');
+        });
       });
       const { store, label, close } = await openStore(options, { migrate: options.migrate ?? false, logger });
       try {
@@ -95,5 +108,6 @@ export function workerCommand(): Command {
       } finally {
         await close();
       }
+      if (uncaught !== undefined) throw new Error(`the worker stopped after an exception nothing caught: ${describeError(uncaught)}`);
     });
 }
