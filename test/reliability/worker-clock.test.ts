@@ -314,16 +314,16 @@ describePostgres('a worker whose wall clock is off or stepped', (url) => {
     ).map((r) => r.job.id);
     await until(() => expect(executionsOf([a])).toHaveLength(HELD), [a], WAIT_MS);
 
+    // A second worker, its clock right and its reaper fast, ready before the cut so that it
+    // rescues the jobs as soon as their leases lapse by the database, and runs them.
+    const b = startWorker({ workerId: 'b', queue: 'clock_cut', handler: 'work', reaperIntervalMs: 100 });
+    await ready([b, 0]);
+
     // Cut off, then its clock goes back 10 minutes: by its wall clock (before the fix) its
     // leases would hold for 10 more minutes.
     proxy.blackHole();
     a.signal('SIGUSR2');
     await until(() => expect(a.lines).toContainEqual({ event: 'clock-step', offsetMs: -TEN_MINUTES }), [a], WAIT_MS);
-
-    // A second worker, its clock right and its reaper fast, rescues the jobs once their
-    // leases lapse by the database, and runs them.
-    const b = startWorker({ workerId: 'b', queue: 'clock_cut', handler: 'work', reaperIntervalMs: 100 });
-    await ready([b, 0]);
     await until(async () => expect((await rowsOf(ids)).map((r) => [r.state, r.attempt, r.worker_id])).toEqual(ids.map(() => ['completed', 2, 'b'])), [a, b], LEASE_MS + WAIT_MS);
 
     // The partition heals: what A still held is refused by its fence (before the fix, only
