@@ -6,12 +6,19 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const KEPT_OUTPUT_CHARS = 8_000;
 
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+export interface LineProcessOptions {
+  /** Files preloaded after tsx (`--import`), as the script: absolute paths. */
+  imports?: readonly string[];
+  /** Added to this process's environment. */
+  env?: Readonly<Record<string, string>>;
+}
 
 export class LineProcess<Config, Line extends { event: string }> {
   readonly lines: Line[] = [];
@@ -23,9 +30,12 @@ export class LineProcess<Config, Line extends { event: string }> {
   constructor(
     script: string,
     readonly config: Config,
+    options: LineProcessOptions = {},
   ) {
-    this.#child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], {
+    const imports = (options.imports ?? []).flatMap((path) => ['--import', pathToFileURL(path).href]);
+    this.#child = spawn(process.execPath, ['--import', 'tsx', ...imports, script, JSON.stringify(config)], {
       cwd: ROOT,
+      env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     createInterface({ input: this.#child.stdout! }).on('line', (line) => {
