@@ -77,6 +77,8 @@ export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'dead' |
  *  `ports` and `policy`, shared or allocated once. */
 export interface JobMachineContext extends JobMachineInput {
   abort: LazyAbortController;
+  /** While running: when the next lease renewal is due, on the ports' clock. */
+  nextBeatAt: number;
   outcome: JobOutcome | null;
   error: JobErrorInfo | null;
 }
@@ -164,6 +166,10 @@ export const jobMachine = setup({
   },
   delays: {
     heartbeat: ({ context }) => context.policy.heartbeatMs,
+    // The next renewal, or the lease's end if that comes first: a lease that lapses between
+    // two heartbeats (renewals failing, a heartbeat that does not divide the lease) is given
+    // up when it lapses, not at the next heartbeat.
+    beatOrLapse: ({ context }) => Math.max(0, Math.min(context.nextBeatAt, context.leaseValidUntil) - context.ports.now()),
     deadline: ({ context }) => context.policy.deadlineMs,
     writeRetry: ({ context }) => context.policy.writeRetryMs,
   },
@@ -174,6 +180,7 @@ export const jobMachine = setup({
     writeApplied: ({ event }) => event.type === 'write.done' && event.applied,
     renewRejected: ({ event }) => event.type === 'lease.renewed' && !event.applied,
     leaseLapsed: ({ context }) => context.ports.now() >= context.leaseValidUntil,
+    beatDue: ({ context }) => context.ports.now() >= context.nextBeatAt,
     isPermanent: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'permanent',
     isSkip: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'skip',
     mayRunAgain: ({ context }) => mayRunAgain(context),
@@ -207,6 +214,7 @@ export const jobMachine = setup({
       );
     },
     abortHandler: ({ context }) => context.abort.abort(),
+    scheduleBeat: assign({ nextBeatAt: ({ context }) => context.ports.now() + context.policy.heartbeatMs }),
     freeSlot: ({ context }) => context.ports.freeSlot(context.job),
     renewLease: ({ context, self }) => {
       const sentAt = context.ports.now();
@@ -301,6 +309,7 @@ export const jobMachine = setup({
   context: ({ input }) => ({
     ...input,
     abort: new LazyAbortController(),
+    nextBeatAt: 0,
     outcome: null,
     error: null,
   }),
@@ -340,16 +349,18 @@ export const jobMachine = setup({
       },
     },
     running: {
-      entry: 'startHandler',
+      entry: ['scheduleBeat', 'startHandler'],
       exit: 'freeSlot',
       initial: 'working',
       states: {
-        // Re-entering `working` restarts only the heartbeat timer, not the deadline on `running`.
+        // Re-entering `working` restarts only its own timer, not the deadline on `running`.
         working: {
           after: {
-            heartbeat: [
+            beatOrLapse: [
               { guard: 'leaseLapsed', target: '#job.lost', actions: ['abortHandler', 'setLost'] },
-              { target: 'working', reenter: true, actions: 'renewLease' },
+              { guard: 'beatDue', target: 'working', reenter: true, actions: ['renewLease', 'scheduleBeat'] },
+              // Woken at the lease's old end, which a renewal has pushed on since.
+              { target: 'working', reenter: true },
             ],
           },
         },

@@ -8,7 +8,9 @@ import { advance, createTestClock, deferred, settle } from '../support/sim.js';
 
 /** A job actor with fake ports: the test decides what the handler and the store answer. */
 function harness(
-  options: { attempt?: number; maxAttempts?: number; deadlineMs?: number; hasHandler?: boolean; expiresInMs?: number } = {},
+  options: {
+    attempt?: number; maxAttempts?: number; deadlineMs?: number; hasHandler?: boolean; expiresInMs?: number; heartbeatMs?: number;
+  } = {},
 ) {
   const clock = createTestClock();
   const handler = deferred<unknown>();
@@ -39,7 +41,7 @@ function harness(
     input: {
       job, ports, hasHandler: options.hasHandler ?? true, waitForStart: true, leaseValidUntil: clock.now() + 3_000,
       expiresAtMs: job.expiresAt?.getTime() ?? null,
-      policy: { leaseMs: 3_000, heartbeatMs: 1_000, deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500 },
+      policy: { leaseMs: 3_000, heartbeatMs: options.heartbeatMs ?? 1_000, deadlineMs: options.deadlineMs ?? 10_000, writeRetryMs: 500 },
     },
   }).start();
   return {
@@ -109,6 +111,30 @@ describe('job machine', () => {
     expect(h.value()).toBe('lost');
     expect(h.signal?.aborted).toBe(true);
     expect(h.actor.getSnapshot().context.error).toMatchObject({ code: 'lease_lost' });
+  });
+
+  it('gives up a lease when it lapses, not at the next heartbeat, when renewals get no answer', async () => {
+    // A heartbeat that does not divide the lease: renewals at 1,900 and 3,800 ms, the lease ends at 3,000.
+    const h = harness({ heartbeatMs: 1_900 });
+    h.answerRenewals(() => new Promise(() => {}));
+    h.actor.send({ type: 'job.start' });
+    await advance(h.clock, 2_999, 100);
+    expect(h.actor.getSnapshot().matches('running')).toBe(true);
+    expect(h.renewals).toHaveLength(1);
+    await advance(h.clock, 1);
+    expect(h.actor.getSnapshot().value).toBe('lost');
+    expect(h.signal?.aborted).toBe(true);
+    expect(h.writes).toEqual([]);
+  });
+
+  it('keeps a lease a renewal pushed on, and renews on its heartbeat', async () => {
+    const h = harness({ heartbeatMs: 1_900 });
+    h.actor.send({ type: 'job.start' });
+    // Up to just before the 10 s deadline: renewals at 1.9, 3.8, 5.7, 7.6 and 9.5 s.
+    await advance(h.clock, 9_900, 100);
+    expect(h.actor.getSnapshot().matches('running')).toBe(true);
+    // One renewal per heartbeat, however often the lease's old end woke the actor.
+    expect(h.renewals).toHaveLength(5);
   });
 
   it('fails the attempt at the deadline with backoff, or goes dead on the last attempt', async () => {
