@@ -22,6 +22,9 @@ export default {
   // A mutant in a module-level constant is covered by every test: running them all for each
   // would double the run.
   ignoreStatic: true,
+  // The sandbox copies the project: not what the tests never read (dist/ is rebuilt by the
+  // full suite's global setup, which would race the copy).
+  ignorePatterns: ['dist', 'docs', 'bench', 'reports', 'test-results', '.jobvisor'],
   concurrency: 2,
   timeoutMS: 20_000,
   incrementalFile: 'reports/mutation/incremental.json',
