@@ -71,7 +71,8 @@ const zombie: fc.Arbitrary<Action[]> = fc
     ...resumeAll,
   ]);
 
-const steps = fc
+/** Random steps only, no zombie chain forced: what the power of `actions` is measured against. */
+export const steps = fc
   .array(fc.oneof({ weight: 9, arbitrary: action.map((a) => [a]) }, { weight: 1, arbitrary: zombie }), { maxLength: 15 })
   .map((chunks) => chunks.flat());
 
