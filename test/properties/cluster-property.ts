@@ -6,7 +6,7 @@
  * - no write (renewal, outcome) applies once its lease is proven over, at most one outcome
  *   applies per lease, a refused one met a lease that was over, claims take a job at its next
  *   attempt and only once its last lease is over (LeaseObserver);
- * - attempts never decrease, and a final row stays as it is;
+ * - attempts never decrease nor pass maxAttempts, and a final row stays as it is;
  * - jobs sharing a concurrency key never run beyond the limit at once; no window of the rate
  *   limit holds more claims than it allows;
  * - no job is completed twice;
@@ -111,6 +111,8 @@ async function expectSound(cluster: Cluster, seen: Map<string, { attempt: number
   for (const row of rows) {
     const before = seen.get(row.id);
     if (before && row.attempt < before.attempt) fail(at, `job ${row.id}'s attempt went from ${before.attempt} to ${row.attempt}`);
+    // A snooze or a release raises maxAttempts with the attempt it spends none of.
+    if (row.attempt > row.maxAttempts) fail(at, `job ${row.id} is at attempt ${row.attempt} of ${row.maxAttempts}`);
     if (before && isFinal(before.state) && row.state !== before.state) fail(at, `job ${row.id} went from ${before.state} to ${row.state}`);
     seen.set(row.id, { attempt: row.attempt, state: row.state });
   }
