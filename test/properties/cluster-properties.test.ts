@@ -10,20 +10,17 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { assertReplayable } from '../support/replayable-property.js';
-import { describeEachStore, type TestStore, type TestStoreName } from '../support/test-stores.js';
+import type { JobStore } from '../../src/adapters/store.js';
+import { describeEachStore, type TestStore } from '../support/test-stores.js';
 import { ignoringLeaseTokens } from './broken-store.js';
 import type { StoreFactory } from './cluster.js';
-import { actions, checkCluster } from './cluster-property.js';
+import { actions, checkCluster, PROPERTY_RUNS as RUNS } from './cluster-property.js';
 
-/** Runs per CI run and store; each catches a store without fencing with probability ~0.98
- *  (test/README.md), so even 6 runs miss it with probability below 1e-9. */
-const RUNS: Record<TestStoreName, number> = { memory: 40, pglite: 6, postgres: 8 };
-
-const factory = (store: TestStore, wrap: (s: Awaited<ReturnType<StoreFactory>>) => Awaited<ReturnType<StoreFactory>> = (s) => s): StoreFactory =>
-  async (clock) => {
-    await store.reset();
-    return wrap(await store.create(clock, { notifyDebounceMs: 0 }));
-  };
+/** A fresh store on the block's database for each run, wrapped by `wrap`. */
+const factory = (store: TestStore, wrap: (s: JobStore) => JobStore = (s) => s): StoreFactory => async (clock) => {
+  await store.reset();
+  return wrap(await store.create(clock, { notifyDebounceMs: 0 }));
+};
 
 describeEachStore('workers on one store, in any interleaving', (store) => {
   it(`hold the properties in ${RUNS[store.name]} runs`, async () => {

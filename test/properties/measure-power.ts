@@ -9,9 +9,8 @@ import fc from 'fast-check';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { ignoringLeaseTokens } from './broken-store.js';
 import type { Action, StoreFactory } from './cluster.js';
-import { actions, checkCluster, steps } from './cluster-property.js';
+import { actions, checkCluster, PROPERTY_RUNS, steps } from './cluster-property.js';
 
-const RUNS = { memory: 40, pglite: 6, postgres: 8 };
 const n = Number(process.argv[2] ?? 200);
 const broken: StoreFactory = async (clock) => ignoringLeaseTokens(memoryStore({ clock }));
 
@@ -22,7 +21,7 @@ async function rate(name: string, arbitrary: fc.Arbitrary<Action[]>, seed: numbe
     if (error && /without job \d+'s current lease applied/.test(error.message)) caught += 1;
   }
   const p = caught / n;
-  const miss = Object.entries(RUNS).map(([store, runs]) => `${store} (${runs} runs) ${((1 - p) ** runs).toExponential(1)}`).join(', ');
+  const miss = Object.entries(PROPERTY_RUNS).map(([store, runs]) => `${store} (${runs} runs) ${((1 - p) ** runs).toExponential(1)}`).join(', ');
   console.log(`${name}: caught in ${caught} of ${n} runs (${(100 * p).toFixed(1)}%); chance to miss it in one CI run: ${miss}`);
   return p;
 }
