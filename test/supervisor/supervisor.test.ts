@@ -178,7 +178,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
     await until('the handler runs', () => started);
     expect((await store.getJob({ id: job.id }))?.state).toBe('running');
     await advance(clock, 5_000);
-    expect(aborted).toBeDefined();
+    expect(aborted).toMatchObject({ name: 'AbortError' });
     // The slot was freed: with backoff 0 the retry ran in the same drain and completed.
     expect(await drained).toBe(2);
     hang.resolve('late result');
