@@ -1,10 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The tests `npm run mutation` (stryker.config.json) runs against each mutant of the core:
- * the job machine, the supervisor, the memory store and the backoff, on the memory store
- * only (JOBVISOR_TEST_STORES=memory), so no database server or build is set up. Not part
- * of `npm test`.
+ * The tests `npm run mutation` (stryker.config.mjs) runs against each mutant of the core, on
+ * the memory store only (JOBVISOR_TEST_STORES=memory), so no database server or build is set
+ * up. Not part of `npm test`.
  */
 process.env.JOBVISOR_TEST_STORES = 'memory';
 
