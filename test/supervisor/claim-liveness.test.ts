@@ -124,3 +124,52 @@ describe('queues that share a limit take turns', () => {
     });
   }
 });
+
+describe('stop', () => {
+  it('starts no job claimed ahead once it is called: each is given back at once, no attempt spent', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const starts: number[] = [];
+    let blocked: (() => void)[] | undefined;
+    const queue = defineQueue('q', {
+      concurrency: 2,
+      handlers: {
+        work: ({ payload }: { payload: { n: number } }) => {
+          starts.push(payload.n);
+          return new Promise<void>((resolve) => (blocked ? blocked.push(resolve) : setImmediate(resolve)));
+        },
+      },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1' });
+    track(supervisor, clock);
+    await queue.enqueueMany(store, Array.from({ length: 300 }, (_, n) => ({ kind: 'work', payload: { n } })));
+    await supervisor.start();
+    const round = async () => {
+      clock.increment(2);
+      await settle(1);
+    };
+    // Fast jobs earn the queue jobs claimed ahead; then two handlers hang, and jobs wait held.
+    for (let i = 0; i < 5_000 && starts.length < 100; i++) await round();
+    blocked = [];
+    const leased = async () => (await store.listJobs({ queue: 'q', state: 'running' })).length;
+    for (let i = 0; i < 500 && (blocked.length < 2 || (await leased()) <= 2); i++) await round();
+    expect(blocked).toHaveLength(2);
+    expect(await leased()).toBeGreaterThan(2);
+    const startedBeforeStop = starts.length;
+    const stopped = supervisor.stop({ graceMs: 10_000 });
+    for (let i = 0; i < 50; i++) await round();
+    // Only the two hanging handlers still hold their jobs; nothing else started.
+    expect(starts).toHaveLength(startedBeforeStop);
+    expect(await leased()).toBe(2);
+    for (const resolve of blocked) resolve();
+    await stopped;
+    const count = async (state: 'completed' | 'running' | 'pending' | 'retrying') =>
+      (await store.countJobs()).find((c) => c.state === state)?.count ?? 0;
+    expect(await count('completed')).toBe(startedBeforeStop);
+    expect(await count('running')).toBe(0);
+    // The rest wait again, none of them with an attempt spent.
+    expect((await count('pending')) + (await count('retrying'))).toBe(300 - startedBeforeStop);
+    const released = await store.listJobs({ queue: 'q', state: 'retrying', limit: 300 });
+    expect(released.filter((j) => j.attempt >= j.maxAttempts)).toEqual([]);
+  });
+});
