@@ -189,7 +189,15 @@ describeBrowser('inspector page', (launch) => {
     await page.click('a[href="#/"]');
     await waitText(`#jobs tr[data-job-id="${job.id}"] td:nth-child(6)`, '<i>key</i>');
     expect(await page.locator('#jobs i, #jobs img, #jobs script').count()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A hostile <img src=x> the page had created would fire its onerror once loading "x"
+    // fails. A probe image of the same URL, made after every render above, fails after it
+    // (same resource, listeners told in the order they came): when the probe's error event has
+    // fired, so would the hostile one's. No timed wait.
+    await page.evaluate(`new Promise((resolve) => {
+      const probe = new Image();
+      probe.onerror = resolve;
+      probe.src = 'x';
+    })`);
     expect(await page.evaluate('window.__xss')).toBeUndefined();
     expect(errors).toEqual([]);
   });
