@@ -79,7 +79,7 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
 
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
-  --systems a,b           jobvisor,graphile-worker,pg-boss (default all but schedules)
+  --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
   --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules)
   --concurrency 10,50     drain concurrencies (default 10,50)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
