@@ -232,7 +232,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('## How to run');
   lines.push('');
   lines.push('```sh');
-  lines.push('npm run bench                      # the full run: 3 runs of everything, rewrites this file (~15 min)');
+  lines.push('npm run bench                      # the full run: 3 runs of everything but schedules, rewrites this file (~15 min idle)');
   lines.push('npm run bench -- --quick           # 1 run, smaller N: for iterating (writes bench/results/last-run.*)');
   lines.push('npm run bench -- --quick --systems jobvisor --scenarios drain,latency');
   lines.push('npm run bench -- --jobvisor-root /tmp/jv-before --systems jobvisor   # another checkout\'s src/');
