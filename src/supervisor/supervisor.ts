@@ -269,6 +269,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.jobs.abortAll();
   }
 
+  releaseHeld(): void {
+    this.jobs.releaseHeld();
+  }
+
   claimFailed(error: unknown, failures: number): void {
     this.noteStoreError(error);
     this.logger.error({ err: error, failures }, 'claim failed; backing off');

@@ -42,6 +42,7 @@ import type {
   Unsubscribe,
 } from '../store.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
+import { assertEnqueueJob } from '../../validation.js';
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
@@ -86,6 +87,7 @@ export class MemoryStore implements JobStore {
   }
 
   async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
+    for (const job of params.jobs) assertEnqueueJob(job);
     if (params.client !== undefined) {
       throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
     }

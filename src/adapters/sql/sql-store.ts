@@ -56,6 +56,7 @@ import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { WakeHub } from './wake-hub.js';
 import type { Listen } from './wake-hub.js';
+import { assertEnqueueJob } from '../../validation.js';
 
 export interface SqlStoreParts {
   driver: SqlDriver;
@@ -91,8 +92,9 @@ export class SqlJobStore implements JobStore {
     return migrate(this.#ctx.driver, this.#ctx.schema);
   }
 
-  enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
-    return params.jobs.length === 0 ? Promise.resolve([]) : enqueueJobs(this.#ctx, params);
+  async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
+    for (const job of params.jobs) assertEnqueueJob(job);
+    return params.jobs.length === 0 ? [] : enqueueJobs(this.#ctx, params);
   }
 
   claimJobs(params: ClaimParams): Promise<ClaimedJob[]> {
