@@ -11,6 +11,7 @@
  *   GET  /api/machine.svg           the job machine
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
+ *   POST /api/queues/:name/{pause,resume}      with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
  *
  * Without a token the page is read-only and the actions answer 403. Bound to anything but
@@ -26,7 +27,7 @@ import type { JobStore, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Logger } from '../types.js';
-import { ACTIONS, runAction, type Action } from './actions.js';
+import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, type Action, type QueueAction } from './actions.js';
 import { safeJson } from './escape.js';
 import { EventFeed, type FeedBatch } from './event-feed.js';
 import {
@@ -44,7 +45,7 @@ import {
   setSecurityHeaders,
   tokenMatches,
 } from './http.js';
-import { parseJobId, parseNoQuery } from './params.js';
+import { parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { QueueStats } from './queue-stats.js';
 import * as read from './routes.js';
 
@@ -137,15 +138,26 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, { accepted: true });
       return;
     }
+    if (req.method === 'POST' && segments[0] === 'api' && segments[1] === 'queues') {
+      const [, , rawName, action, ...rest] = segments;
+      if (!rawName || !QUEUE_ACTIONS.includes(action as QueueAction) || rest.length > 0) {
+        throw new HttpError(404, `no such action: POST ${path}`);
+      }
+      await authorizeAction(req);
+      const queue = parseQueueName(rawName);
+      const result = await runQueueAction(action as QueueAction, queue, store);
+      logger.info({ queue, action }, 'inspector: queue action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
     if (req.method === 'POST') {
       const [api, jobs, rawId, action, ...rest] = segments;
       if (api !== 'api' || jobs !== 'jobs' || !rawId || !ACTIONS.includes(action as Action) || rest.length > 0) {
         throw new HttpError(404, `no such action: POST ${path}`);
       }
-      checkOrigin(req);
-      const body = await readBody(req);
-      if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
-      if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
+      await authorizeAction(req);
       const id = parseJobId(rawId);
       const result = await runAction(action as Action, id, store, supervisor);
       logger.info({ jobId: id, action }, 'inspector: job action');
@@ -184,6 +196,14 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (sub === 'machine.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, id));
     }
     throw new HttpError(404, `not found: ${path}`);
+  }
+
+  /** Actions come from this origin and carry the token (header or form field). */
+  async function authorizeAction(req: IncomingMessage): Promise<void> {
+    checkOrigin(req);
+    const body = await readBody(req);
+    if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
+    if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
   }
 
   /** Server-sent events: `jobs` with a batch of transitions, `deleted`, or `reset` when the

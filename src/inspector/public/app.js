@@ -64,6 +64,13 @@ function progressText(progress) {
   return `${progress.percent}%${progress.message ? ` ${progress.message}` : ''}`;
 }
 
+/** A date with its day, in the reader's zone: "Tue, 1 Dec 2026, 19:40:12". */
+function fullTime(iso) {
+  return new Date(iso).toLocaleString(undefined, {
+    weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  });
+}
+
 function time(iso) {
   return iso ? el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, ago(iso)) : '';
 }
@@ -132,15 +139,23 @@ async function loadQueues() {
       'tr',
       { 'data-queue': q.queue },
       el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
+      el(
+        'td',
+        { class: 'queue-status' },
+        q.pausedAt
+          ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}: no worker claims its jobs` }, 'paused')
+          : el('span', { class: 'state active' }, 'active'),
+      ),
       ...['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'].map((s) =>
         el('td', { class: `num ${q.counts[s] > 0 ? s : ''}` }, filter(s)),
       ),
       el('td', { title: q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
       el('td', { class: 'spark-cell', title: 'per minute, oldest first' }, sparkline(completed, '#1a7f37'), ` ${sum(completed)}`),
       el('td', { class: 'spark-cell', title: 'attempts that failed (retrying or dead), per minute' }, sparkline(failed, '#cf222e'), ` ${sum(failed)}`),
+      el('td', { class: 'act-col' }, state.info.actions ? queueButton(q) : ''),
     );
   });
-  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 10, class: 'muted' }, 'no jobs yet'))]));
+  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 12, class: 'muted' }, 'no jobs yet'))]));
   $('#queue-names').replaceChildren(...view.queues.map((q) => el('option', { value: q.queue })));
   $('#queues-note').textContent = `jobs completed and attempts failed in the last ${view.buckets.length} min, per minute${view.partial ? ' (at least: history read in part)' : ''}`;
 
@@ -163,6 +178,22 @@ async function loadQueues() {
   const lastError = view.supervisor && view.supervisor.lastError;
   $('#store-error').hidden = !lastError;
   if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
+}
+
+function queueButton(q) {
+  const action = q.pausedAt ? 'resume' : 'pause';
+  const button = el('button', { type: 'button', 'data-queue-action': action }, action);
+  button.addEventListener('click', async () => {
+    if (action === 'pause' && !confirm(`Pause queue ${q.queue}? No worker will claim its jobs until it is resumed.`)) return;
+    try {
+      const result = await api(`/api/queues/${encodeURIComponent(q.queue)}/${action}`, { method: 'POST' });
+      flash(result.message);
+      await loadQueues();
+    } catch (error) {
+      flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
+    }
+  });
+  return button;
 }
 
 function filterParams() {
