@@ -5,6 +5,7 @@
  *   GET  /                          the page (index.html, app.js, style.css)
  *   GET  /api/info                  whether actions are enabled, the supervisor beside it
  *   GET  /api/queues                backlog, throughput and running jobs per queue
+ *   GET  /api/workers               every supervisor on the store, with the jobs it holds
  *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
  *   GET  /api/jobs/:id              one job with its history and machine path
  *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
@@ -186,6 +187,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     parseNoQuery(url.searchParams);
     if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
     if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
+    if (resource === 'workers' && rawId === undefined) return sendJson(res, 200, await read.workers(readContext));
     if (resource === 'machine.svg' && rawId === undefined) {
       return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, undefined));
     }

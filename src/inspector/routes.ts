@@ -9,6 +9,7 @@ import { jobMachinePath } from './job-path.js';
 import { layoutMachine, renderMachineSvg } from './machine-svg.js';
 import { isJobId, parseJobListQuery } from './params.js';
 import type { QueueStats } from './queue-stats.js';
+import { WORKER_HEARTBEAT_MS } from '../supervisor/worker-heartbeat.js';
 
 export interface ReadContext {
   store: JobStore;
@@ -60,4 +61,27 @@ export async function jobMachineSvg(ctx: ReadContext, id: string | undefined): P
 
 export function queues(ctx: ReadContext) {
   return ctx.stats.read();
+}
+
+/** Running jobs read for the workers page, at most; more are counted as "and more". */
+const WORKER_JOBS_LIMIT = 200;
+/** A worker not seen for this many heartbeats is shown as gone quiet. */
+const QUIET_BEATS = 3;
+
+/** Every supervisor on the store, from its heartbeat row, with the running jobs it holds. */
+export async function workers(ctx: ReadContext) {
+  const [rows, running] = await Promise.all([ctx.store.listWorkers(), ctx.store.scanJobs({ state: 'running', limit: WORKER_JOBS_LIMIT })]);
+  const now = Date.now();
+  return {
+    now: new Date(now),
+    heartbeatMs: WORKER_HEARTBEAT_MS,
+    workers: rows.map((worker) => ({
+      ...worker,
+      quiet: now - worker.lastSeenAt.getTime() > QUIET_BEATS * WORKER_HEARTBEAT_MS,
+      jobs: running.jobs.filter((job) => job.workerId === worker.workerId).map(jobSummary),
+    })),
+    /** Jobs held by no listed worker (its row gone: stopped or forgotten). */
+    orphans: running.jobs.filter((job) => !rows.some((w) => w.workerId === job.workerId)).map(jobSummary),
+    jobsMore: running.nextBeforeId !== null,
+  };
 }

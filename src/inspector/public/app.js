@@ -180,6 +180,29 @@ async function loadQueues() {
   if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
 }
 
+async function loadWorkers() {
+  const view = await api('/api/workers');
+  const rows = view.workers.map((w) =>
+    el(
+      'tr',
+      { 'data-worker-id': w.workerId, class: w.quiet ? 'quiet' : '' },
+      el('td', { class: 'wrap' }, w.workerId, w.quiet ? el('div', { class: 'error small' }, 'no heartbeat lately: stopped without saying, or cut off') : ''),
+      el('td', {}, w.host),
+      el('td', { class: 'num' }, String(w.pid)),
+      el('td', { class: 'wrap' }, w.queues.join(', ')),
+      // Held in the store now; the heartbeat's own count (prefetched jobs too) is as of its last beat.
+      el('td', { class: 'num', title: `at its last heartbeat: ${w.running}` }, String(w.jobs.length)),
+      el('td', {}, time(w.startedAt)),
+      el('td', {}, time(w.lastSeenAt)),
+      el('td', { class: 'held' }, ...(w.jobs.length ? w.jobs.flatMap((job) => [jobLink(job.id), ` ${job.queue}/${job.kind} `]) : [el('span', { class: 'muted' }, 'none')])),
+    ),
+  );
+  $('#workers-table tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, 'no worker is running on this store'))]));
+  $('#workers-note').textContent = `each supervisor writes a heartbeat every ${Math.round(view.heartbeatMs / 1000)} s${view.jobsMore ? '; jobs: the newest running only' : ''}`;
+  $('#orphans').hidden = view.orphans.length === 0;
+  $('#orphans').replaceChildren(`running jobs held by a worker not listed (its lease lapses, then the reaper rescues them): `, ...view.orphans.flatMap((job) => [jobLink(job.id), ' ']));
+}
+
 function queueButton(q) {
   const action = q.pausedAt ? 'resume' : 'pause';
   const button = el('button', { type: 'button', 'data-queue-action': action }, action);
@@ -326,14 +349,19 @@ async function act(action) {
 function route() {
   const match = /^#\/jobs\/([^?]+)/.exec(location.hash);
   state.jobId = match ? decodeURIComponent(match[1]) : null;
-  $('#overview').hidden = state.jobId !== null;
+  state.workersPage = state.jobId === null && /^#\/workers\b/.test(location.hash);
+  $('#overview').hidden = state.jobId !== null || state.workersPage;
+  $('#workers').hidden = !state.workersPage;
   $('#job').hidden = state.jobId === null;
+  $('#tab-workers').classList.toggle('current', state.workersPage);
+  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null);
   return refresh();
 }
 
 async function refresh() {
   try {
     if (state.jobId !== null) await loadJob(state.jobId);
+    else if (state.workersPage) await loadWorkers();
     else {
       fillFilterForm();
       await Promise.all([loadQueues(), loadJobs()]);
@@ -365,6 +393,7 @@ function throttle(fn, ms) {
 
 const refreshJob = throttle(() => state.jobId !== null && loadJob(state.jobId).catch(() => {}), 150);
 const refreshJobs = throttle(() => state.jobId === null && loadJobs().catch(() => {}), 250);
+const refreshWorkers = throttle(() => state.workersPage && loadWorkers().catch(() => {}), 500);
 const refreshQueues = throttle(() => state.jobId === null && loadQueues().catch(() => {}), 1000);
 
 function onTransitions(events) {
@@ -373,6 +402,7 @@ function onTransitions(events) {
     if (events.some((event) => event.jobId === state.jobId)) refreshJob();
     return;
   }
+  if (state.workersPage) return refreshWorkers();
   refreshQueues();
   // The newest page gains new jobs; an older page only sees its rows change state.
   if (!state.before) return refreshJobs();
@@ -492,7 +522,7 @@ async function start() {
   await route();
   connect();
   // Relative times and the queues age even when nothing happens.
-  setInterval(() => (state.jobId === null ? loadQueues() : loadJob(state.jobId)).catch(() => {}), 15000);
+  setInterval(() => (state.jobId !== null ? loadJob(state.jobId) : state.workersPage ? loadWorkers() : loadQueues()).catch(() => {}), 15000);
 }
 
 start().catch((error) => flash(`cannot reach the inspector: ${error.message}`, 'error'));
