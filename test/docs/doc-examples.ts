@@ -21,7 +21,7 @@ export interface DocExample {
   readonly check: string;
 }
 
-const FENCE = /^```(\S*)(.*)$/;
+const FENCE = /^(`{3,})(\S*)(.*)$/;
 const COMMENT = (kind: string) => new RegExp(`^<!-- example-${kind}\\n([\\s\\S]*?)\\n-->$`);
 
 /** The pages whose examples are checked: the README and every page under docs/. */
@@ -36,11 +36,12 @@ export function examplesIn(root: string, page: string): DocExample[] {
   const examples: DocExample[] = [];
   for (let i = 0; i < lines.length; i++) {
     const fence = FENCE.exec(lines[i]!);
-    if (!fence || fence[1] === '') continue;
-    const end = lines.indexOf('```', i + 1);
+    if (!fence) continue;
+    // A block ends at a line of the same backticks; a longer fence may hold shorter ones.
+    const end = lines.indexOf(fence[1]!, i + 1);
     if (end < 0) throw new Error(`${file}:${i + 1}: a code block that never ends`);
-    if (fence[1] === 'ts') {
-      const words = fence[2]!.trim().split(/\s+/).filter(Boolean);
+    if (fence[2] === 'ts') {
+      const words = fence[3]!.trim().split(/\s+/).filter(Boolean);
       const unknown = words.filter((word) => word !== 'run');
       if (unknown.length > 0) throw new Error(`${file}:${i + 1}: unknown fence words ${unknown.join(', ')} (only "run")`);
       examples.push({
