@@ -9,6 +9,7 @@
  *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
  *   GET  /api/jobs/:id              one job with its history and machine path
  *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
+ *   GET  /api/jobs/:id/story.svg    the user's view of the machine with the job's numbered steps
  *   GET  /api/machine.svg           the job machine
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
@@ -196,6 +197,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       const id = parseJobId(rawId);
       if (sub === undefined) return sendJson(res, 200, await read.getJob(readContext, id));
       if (sub === 'machine.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, id));
+      if (sub === 'story.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobStorySvg(readContext, id));
     }
     throw new HttpError(404, `not found: ${path}`);
   }

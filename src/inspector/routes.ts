@@ -6,6 +6,8 @@ import { JOB_STATES } from '../types.js';
 import { HttpError } from './http.js';
 import { jobDetail, jobSummary } from './job-json.js';
 import { jobMachinePath } from './job-path.js';
+import { jobStory } from './job-story.js';
+import { renderStorySvg } from './story-svg.js';
 import { layoutMachine, renderMachineSvg } from './machine-svg.js';
 import { isJobId, parseJobListQuery } from './params.js';
 import type { QueueStats } from './queue-stats.js';
@@ -48,7 +50,14 @@ export async function getJob(ctx: ReadContext, id: string) {
   const job = await ctx.store.getJob({ id });
   if (!job) throw new HttpError(404, `no job with id ${id}`);
   const events = await ctx.store.getJobEvents({ id });
-  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events) };
+  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events), story: jobStory(events) };
+}
+
+/** The user's view of the machine with this job's steps drawn on it. */
+export async function jobStorySvg(ctx: ReadContext, id: string): Promise<string> {
+  const events = await ctx.store.getJobEvents({ id });
+  if (events.length === 0 && !(await ctx.store.getJob({ id }))) throw new HttpError(404, `no job with id ${id}`);
+  return renderStorySvg(jobStory(events));
 }
 
 /** The job machine, with this job's path highlighted when an id is given. */

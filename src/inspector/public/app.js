@@ -319,16 +319,82 @@ async function loadJob(id) {
       (action === 'delete' && job.state !== 'running')
     );
   }
+  renderStory(view.story);
   await loadDiagram(job.id);
 }
 
-/** The server draws the machine; the SVG holds only names from the machine definition. */
+/** As the server colours each attempt's steps (story-svg.ts). */
+const ATTEMPT_COLORS = ['#6e7781', '#0969da', '#bc4c00', '#8250df', '#1a7f37', '#bf3989', '#9a6700', '#0550ae', '#cf222e'];
+function attemptColor(attempt) {
+  return attempt === 0 ? ATTEMPT_COLORS[0] : ATTEMPT_COLORS[1 + ((attempt - 1) % (ATTEMPT_COLORS.length - 1))];
+}
+
+function durationText(ms) {
+  if (ms === null) return 'running';
+  return ms < 1000 ? `${ms} ms` : ms < 60000 ? `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s` : duration(ms);
+}
+
+/** The steps in order, and one row per attempt: start, duration, outcome, worker, error. */
+function renderStory(story) {
+  $('#job-steps').replaceChildren(
+    ...story.steps.map((s) =>
+      el(
+        'li',
+        { 'data-step': s.n, 'data-attempt': s.attempt },
+        el('span', { class: 'step-n', 'data-color': attemptColor(s.attempt) }, String(s.n)),
+        ' ',
+        s.from ? stateBadge(s.from) : '',
+        s.from ? ' → ' : '',
+        stateBadge(s.to),
+        ` ${s.label}`,
+        s.attempt > 0 ? el('span', { class: 'muted small' }, ` (attempt ${s.attempt})`) : '',
+      ),
+    ),
+  );
+  // Colours from data, set as properties: the CSP allows no inline style attributes.
+  for (const dot of document.querySelectorAll('#job-steps .step-n')) dot.style.background = dot.dataset.color;
+  $('#job-attempts tbody').replaceChildren(
+    ...(story.attempts.length
+      ? story.attempts.map((a) => {
+          const error = a.error
+            ? el(
+                'details',
+                {},
+                el('summary', {}, `${a.error.code}: ${a.error.message}`),
+                el('pre', { class: 'error' }, a.error.stack || '(no stack)'),
+              )
+            : '';
+          const row = el(
+            'tr',
+            { 'data-attempt': a.attempt },
+            el('td', { class: 'num' }, el('span', { class: 'step-n', 'data-color': attemptColor(a.attempt) }, String(a.attempt))),
+            el('td', {}, el('time', { datetime: a.startedAt, title: ago(a.startedAt) }, fullTime(a.startedAt))),
+            el('td', { class: 'num' }, durationText(a.durationMs)),
+            el('td', {}, a.outcome ? stateBadge(a.outcome) : stateBadge('running'), a.how ? ` ${a.how}` : ''),
+            el('td', { class: 'wrap' }, a.workerId || ''),
+            el('td', { class: 'error-cell wrap' }, error),
+          );
+          return row;
+        })
+      : [el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'not claimed yet'))]),
+  );
+  for (const dot of document.querySelectorAll('#job-attempts .step-n')) dot.style.background = dot.dataset.color;
+}
+
+function diagramView() {
+  const checked = document.querySelector('input[name="diagram-view"]:checked');
+  return checked ? checked.value : 'story';
+}
+
+/** The server draws both views; the SVG holds only names from the machine and numbers. */
 async function loadDiagram(id) {
-  const response = await fetch(`/api/jobs/${encodeURIComponent(id)}/machine.svg`);
+  const file = diagramView() === 'machine' ? 'machine.svg' : 'story.svg';
+  const response = await fetch(`/api/jobs/${encodeURIComponent(id)}/${file}`, { headers: state.token ? { 'x-jobvisor-token': state.token } : {} });
   if (!response.ok) return;
   const doc = new DOMParser().parseFromString(await response.text(), 'image/svg+xml');
   if (doc.documentElement.nodeName !== 'svg') return;
   $('#job-diagram').replaceChildren(document.importNode(doc.documentElement, true));
+  $('#job-diagram').dataset.view = file === 'machine.svg' ? 'machine' : 'story';
 }
 
 async function act(action) {
@@ -512,6 +578,9 @@ async function start() {
   });
   for (const button of document.querySelectorAll('#actions button')) {
     button.addEventListener('click', () => act(button.dataset.action));
+  }
+  for (const radio of document.querySelectorAll('input[name="diagram-view"]')) {
+    radio.addEventListener('change', () => state.jobId !== null && loadDiagram(state.jobId));
   }
   window.addEventListener('hashchange', () => {
     if (!location.hash.startsWith('#/jobs/')) {
