@@ -247,9 +247,9 @@ function jobRow(job) {
     el('td', {}, job.kind),
     el('td', { class: 'state-cell' }, stateBadge(job.state)),
     el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
-    el('td', {}, job.uniqueKey || ''),
+    el('td', { title: job.uniqueKey || '' }, el('span', { class: 'clip' }, job.uniqueKey || '')),
     el('td', {}, time(job.updatedAt)),
-    el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, job.error ? `${job.error.code}: ${job.error.message}` : ''),
+    el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, el('span', { class: 'clip' }, job.error ? `${job.error.code}: ${job.error.message}` : '')),
   );
 }
 
