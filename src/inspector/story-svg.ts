@@ -29,8 +29,8 @@ const POSITION: Record<StoryState, { x: number; y: number }> = {
 const EDGES: ReadonlyArray<{ from: StoryState; to: StoryState; label: string; bend?: number }> = [
   { from: 'waiting', to: 'running', label: 'claimed' },
   { from: 'running', to: 'completed', label: 'handler returned' },
-  { from: 'running', to: 'retrying', label: 'handler threw · deadline passed', bend: 40 },
-  { from: 'retrying', to: 'running', label: 'retry due', bend: 40 },
+  { from: 'running', to: 'retrying', label: 'handler threw · deadline passed', bend: 70 },
+  { from: 'retrying', to: 'running', label: 'retry due', bend: 70 },
   { from: 'running', to: 'dead', label: 'no attempt left' },
   { from: 'running', to: 'skipped', label: 'no handler' },
   { from: 'running', to: 'snoozed', label: 'handler snoozed', bend: 30 },
@@ -39,7 +39,7 @@ const EDGES: ReadonlyArray<{ from: StoryState; to: StoryState; label: string; be
   { from: 'lost', to: 'retrying', label: 'rescued' },
   { from: 'lost', to: 'dead', label: 'rescued, none left' },
   { from: 'running', to: 'cancelled', label: 'cancel requested' },
-  { from: 'waiting', to: 'cancelled', label: 'cancel requested', bend: -60 },
+  { from: 'waiting', to: 'cancelled', label: 'cancel requested', bend: 120 },
 ];
 
 /** One colour per attempt (attempt 0, before any claim, is grey), cycling past eight. */
@@ -52,6 +52,8 @@ const FINAL_FILL: Partial<Record<StoryState, string>> = { completed: '#dafbe1', 
 
 interface Curve {
   d: string;
+  /** The unit normal the curve bends along: labels sit on that side. */
+  normal: { x: number; y: number };
   /** Where a label or a step number goes: the point at `t` along the curve. */
   at(t: number): { x: number; y: number };
 }
@@ -78,7 +80,7 @@ function curve(from: StoryState, to: StoryState, bend = 0): Curve {
     y: (1 - t) ** 2 * start.y + 2 * (1 - t) * t * c.y + t ** 2 * end.y,
   });
   const r = (n: number) => Math.round(n * 10) / 10;
-  return { d: `M${r(start.x)},${r(start.y)} Q${r(c.x)},${r(c.y)} ${r(end.x)},${r(end.y)}`, at: point };
+  return { d: `M${r(start.x)},${r(start.y)} Q${r(c.x)},${r(c.y)} ${r(end.x)},${r(end.y)}`, normal: { x: nx, y: ny }, at: point };
 }
 
 export function renderStorySvg(story: JobStory | null): string {
@@ -90,11 +92,15 @@ export function renderStorySvg(story: JobStory | null): string {
   const taken = new Set((story?.steps ?? []).map((s) => `${s.from}->${s.to}`));
   for (const edge of EDGES) {
     const c = curve(edge.from, edge.to, edge.bend);
-    const label = c.at(0.5);
+    // Beside the curve, on the side it bends to (above a straight one): never on the line.
+    const side = edge.bend ? Math.sign(edge.bend) : c.normal.y > 0 ? -1 : 1;
+    const mid = c.at(0.5);
+    const label = { x: mid.x + c.normal.x * side * 10, y: mid.y + c.normal.y * side * 10 };
+    const anchor = Math.abs(c.normal.x) < 0.5 ? 'middle' : c.normal.x * side > 0 ? 'start' : 'end';
     const key = `${edge.from}->${edge.to}`;
     parts.push(
       `<g data-edge="${key}" class="edge${taken.has(key) ? ' taken' : ''}"><path d="${c.d}" fill="none" stroke="#c4ccd4" stroke-width="1.5" marker-end="url(#arrow)"/>` +
-        `<text x="${label.x.toFixed(1)}" y="${(label.y - 6).toFixed(1)}" text-anchor="middle" fill="#57606a" font-size="13">${escapeXml(edge.label)}</text></g>`,
+        `<text x="${label.x.toFixed(1)}" y="${(label.y + (anchor === 'middle' ? -2 : 4)).toFixed(1)}" text-anchor="${anchor}" fill="#57606a" font-size="13">${escapeXml(edge.label)}</text></g>`,
     );
   }
   // The job's steps over the edges: each in its attempt's colour, numbered where it runs.
@@ -107,7 +113,7 @@ export function renderStorySvg(story: JobStory | null): string {
     drawn.set(key, times + 1);
     // An edge the view does not draw (retried by hand, cancelled while retrying): a dashed one.
     const c = curve(step.from, step.to, known?.bend ?? (times + 1) * 25);
-    const p = c.at(Math.min(0.8, 0.3 + times * 0.18));
+    const p = c.at(Math.min(0.85, 0.25 + times * 0.3));
     const color = attemptColor(step.attempt);
     parts.push(
       `<g class="step" data-step="${step.n}" data-attempt="${step.attempt}" data-edge="${key}">` +
