@@ -81,6 +81,8 @@ export class JobRuntime {
   private readonly jobs = new Map<string, JobEntry>();
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
+  /** Which queue's held jobs `pump` asks first: the one after the queue that started last. */
+  private nextTurn = 0;
   private readonly runtimes = new Map<string, QueueRuntime>();
   private slotsFreedPending = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
@@ -152,10 +154,14 @@ export class JobRuntime {
    *  queues in turn so that one queue's backlog does not starve another. */
   pump(): void {
     const { planner } = this.options;
+    const lines = [...this.waiting.values()];
     let started = true;
     while (started) {
       started = false;
-      for (const held of this.waiting.values()) {
+      for (let i = 0; i < lines.length; i++) {
+        // The turn goes round: the queue after the one that started last is asked first.
+        const k = (this.nextTurn + i) % lines.length;
+        const held = lines[k]!;
         const entry = held[0];
         if (!entry || !planner.canStart(entry.queue)) continue;
         held.shift();
@@ -163,7 +169,9 @@ export class JobRuntime {
         planner.start(entry.queue);
         entry.phase = 'running';
         this.startHeld(entry);
+        this.nextTurn = (k + 1) % lines.length;
         started = true;
+        break;
       }
     }
   }

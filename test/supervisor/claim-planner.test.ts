@@ -42,11 +42,18 @@ describe('claim planner', () => {
     const a = defineQueue('a', { concurrency: 3, gate: 'gpu', handlers });
     const b = defineQueue('b', { concurrency: 3, gate: 'gpu', handlers });
     const slots = new ClaimPlanner([a, b], 10, { gpu: 2 }, { windowMs: 0, max: 0 }, c);
-    expect(slots.plan()).toEqual([{ queue: 'a', limit: 2, leaseMs: 120_000 }]);
+    // a takes the gate's two places; b, kept out only by the gate, one job to wait in line.
+    expect(slots.plan()).toEqual([
+      { queue: 'a', limit: 2, leaseMs: 120_000 },
+      { queue: 'b', limit: 1, leaseMs: 120_000 },
+    ]);
     slots.hold(a);
     slots.hold(a);
-    // The gate's two places are spoken for by a's held jobs; b gets nothing.
+    // The gate's two places are spoken for by a's held jobs, and b has a job in line: no claim.
+    expect(slots.plan()).toEqual([{ queue: 'b', limit: 1, leaseMs: 120_000 }]);
+    slots.hold(b);
     expect(slots.plan()).toEqual([]);
+    slots.unhold(b);
     expect(slots.canStart(a)).toBe(true);
     slots.unhold(a); slots.start(a);
     slots.unhold(a); slots.start(a);
