@@ -172,7 +172,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 
     const staticFile = STATIC_FILES[path];
     if (staticFile) {
-      parseNoQuery(url.searchParams);
+      // The page keeps its list's filters in its own query (`/?state=dead`): it reads them.
+      if (path !== '/') parseNoQuery(url.searchParams);
       sendText(res, staticFile.type, files.get(path)!);
       return;
     }

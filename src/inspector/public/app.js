@@ -27,7 +27,14 @@ const state = {
 
 async function api(path, options = {}) {
   const headers = { accept: 'application/json', ...(state.token ? { 'x-jobvisor-token': state.token } : {}), ...(options.headers || {}) };
-  const response = await fetch(path, { ...options, headers });
+  let response;
+  try {
+    response = await fetch(path, { ...options, headers });
+  } catch (error) {
+    // No answer at all (not an HTTP error): the server is gone or the network is.
+    $('#offline').hidden = false;
+    throw Object.assign(new Error('the inspector does not answer'), { status: 0 });
+  }
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { status: response.status });
   return body;
@@ -59,9 +66,17 @@ function duration(ms) {
 }
 
 /** What a handler last reported with job.progress(percent, message). */
+/** A bar with the rounded percent, and the handler's message. */
 function progressText(progress) {
   if (!progress) return '—';
-  return `${progress.percent}%${progress.message ? ` ${progress.message}` : ''}`;
+  const percent = Math.round(progress.percent);
+  return el(
+    'span',
+    { class: 'progress', title: `${progress.percent}% at ${fullTime(progress.at)}` },
+    el('progress', { max: 100, value: percent }),
+    ` ${percent}%`,
+    progress.message ? el('span', { class: 'muted' }, ` ${progress.message}`) : '',
+  );
 }
 
 /** A date with its day, in the reader's zone: "Tue, 1 Dec 2026, 19:40:12". */
@@ -130,7 +145,7 @@ async function loadQueues() {
   const rows = view.queues.map((q) => {
     const completed = q.throughput.completed || view.buckets.map(() => 0);
     const failed = addSeries(q.throughput.retrying, q.throughput.dead) || view.buckets.map(() => 0);
-    const filter = (jobState) => el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
+    const filter = (jobState) => el('a', { href: `/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
     // Beside a supervisor: what this process did since it started.
     const here = q.process
       ? el('div', { class: 'muted small' }, `here: ${q.process.running} running, ${q.process.completed} completed, ${q.process.retrying + q.process.dead} failed`)
@@ -138,7 +153,7 @@ async function loadQueues() {
     return el(
       'tr',
       { 'data-queue': q.queue },
-      el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
+      el('td', {}, el('a', { href: `/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
       el(
         'td',
         { class: 'queue-status' },
@@ -219,14 +234,26 @@ function queueButton(q) {
   return button;
 }
 
+/** The list's filters and page live in the real URL's query (`/?queue=mail&state=dead&before=120`),
+ *  so reload, Back and a shared link show the same list. */
+const LIST_PARAMS = ['queue', 'state', 'kind', 'q'];
 function filterParams() {
-  const params = new URLSearchParams(location.hash.split('?')[1] || '');
-  for (const [name, value] of [...params]) if (!value) params.delete(name);
+  const params = new URLSearchParams();
+  const query = new URLSearchParams(location.search);
+  for (const name of LIST_PARAMS) if (query.get(name)) params.set(name, query.get(name));
   return params;
+}
+
+/** Goes to the list with these filters (and page), as a new history entry. */
+function navigateList(params) {
+  const query = params.toString();
+  history.pushState(null, '', `/${query ? `?${query}` : ''}`);
+  route();
 }
 
 async function loadJobs() {
   const params = filterParams();
+  state.before = new URLSearchParams(location.search).get('before');
   if (state.before) params.set('before', state.before);
   const page = await api(`/api/jobs?${params}`);
   state.nextBefore = page.nextBefore;
@@ -320,6 +347,9 @@ async function loadJob(id) {
     );
   }
   renderStory(view.story);
+  // Progress writes no history row, so no event tells of it: a running job is read again.
+  clearTimeout(state.progressTimer);
+  if (job.state === 'running') state.progressTimer = setTimeout(() => state.jobId === job.id && loadJob(job.id).catch(() => {}), 1000);
   await loadDiagram(job.id);
 }
 
@@ -482,11 +512,13 @@ function connect() {
   const source = new EventSource('/api/events');
   const live = $('#live');
   source.addEventListener('open', () => {
+    $('#offline').hidden = true;
     live.textContent = 'live';
     live.className = 'live on';
     refresh();
   });
   source.addEventListener('error', () => {
+    $('#offline').hidden = false;
     live.textContent = 'reconnecting…';
     live.className = 'live off';
   });
@@ -561,33 +593,23 @@ async function start() {
     event.preventDefault();
     const params = new URLSearchParams();
     for (const [name, value] of new FormData(event.target)) if (value) params.set(name, String(value).trim());
-    state.before = null;
-    location.hash = `#/?${params}`;
+    navigateList(params);
   });
-  $('#filters').addEventListener('reset', () => {
-    state.before = null;
-    location.hash = '#/';
-  });
+  $('#filters').addEventListener('reset', () => navigateList(new URLSearchParams()));
   $('#older').addEventListener('click', () => {
-    state.before = state.nextBefore;
-    loadJobs().catch((error) => flash(error.message, 'error'));
+    const params = filterParams();
+    params.set('before', state.nextBefore);
+    navigateList(params);
   });
-  $('#newest').addEventListener('click', () => {
-    state.before = null;
-    loadJobs().catch((error) => flash(error.message, 'error'));
-  });
+  $('#newest').addEventListener('click', () => navigateList(filterParams()));
+  window.addEventListener('popstate', () => route());
   for (const button of document.querySelectorAll('#actions button')) {
     button.addEventListener('click', () => act(button.dataset.action));
   }
   for (const radio of document.querySelectorAll('input[name="diagram-view"]')) {
     radio.addEventListener('change', () => state.jobId !== null && loadDiagram(state.jobId));
   }
-  window.addEventListener('hashchange', () => {
-    if (!location.hash.startsWith('#/jobs/')) {
-      state.before = null;
-    }
-    route();
-  });
+  window.addEventListener('hashchange', () => route());
   await route();
   connect();
   // Relative times and the queues age even when nothing happens.
