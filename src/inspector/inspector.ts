@@ -14,6 +14,8 @@
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/queues/:name/{pause,resume}      with the token
+ *   GET  /api/jobs-count?queue&state&kind      how many jobs match (up to 10,000)
+ *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
  *
  * Without a token the page is read-only and the actions answer 403. Bound to anything but
@@ -47,7 +49,8 @@ import {
   setSecurityHeaders,
   tokenMatches,
 } from './http.js';
-import { parseJobId, parseNoQuery, parseQueueName } from './params.js';
+import { countMatching, runBulkAction } from './bulk.js';
+import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { QueueStats } from './queue-stats.js';
 import * as read from './routes.js';
 
@@ -140,6 +143,17 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, { accepted: true });
       return;
     }
+    if (req.method === 'POST' && path.startsWith('/api/bulk/')) {
+      const action = segments[2];
+      if (!ACTIONS.includes(action as Action) || segments.length !== 3) throw new HttpError(404, `no such action: POST ${path}`);
+      await authorizeAction(req);
+      const result = await runBulkAction(action as Action, parseFilters(url.searchParams), store, supervisor);
+      logger.info({ action, filters: Object.fromEntries(url.searchParams), applied: result.applied }, 'inspector: bulk action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
     if (req.method === 'POST' && segments[0] === 'api' && segments[1] === 'queues') {
       const [, , rawName, action, ...rest] = segments;
       if (!rawName || !QUEUE_ACTIONS.includes(action as QueueAction) || rest.length > 0) {
@@ -182,6 +196,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       throw new HttpError(401, `this inspector listens on ${host}: every request needs the token`);
     }
     const [, resource, rawId, sub, ...rest] = segments;
+    if (resource === 'jobs-count' && rawId === undefined) {
+      sendJson(res, 200, await countMatching(store, parseFilters(url.searchParams)));
+      return;
+    }
     if (resource === 'jobs' && rawId === undefined) {
       sendJson(res, 200, await read.listJobs(readContext, url.searchParams));
       return;

@@ -106,3 +106,9 @@ export function parseQueueName(segment: string): string {
   if (!NAME.test(name)) throw new HttpError(400, 'queue: must be 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit');
   return name;
 }
+
+/** The filters of a bulk action or a count: queue, state and kind only. */
+export function parseFilters(query: URLSearchParams): JobListQuery['filters'] {
+  single(query, ['queue', 'state', 'kind']);
+  return parseJobListQuery(query).filters;
+}

@@ -123,4 +123,47 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
     expect(await bar.locator('progress').getAttribute('value')).toBe('68');
     release();
   });
+
+  it('retries every dead job of a queue at once, with a count and a confirm, behind the token', async () => {
+    store = memoryStore();
+    const mail = defineQueue('mail', {
+      maxAttempts: 1,
+      handlers: { send: async () => null, bounce: async (): Promise<never> => { throw new PermanentJobError('gone'); } },
+    });
+    const other = defineQueue('other', { maxAttempts: 1, handlers: { bounce: async (): Promise<never> => { throw new PermanentJobError('gone'); } } });
+    const dead: string[] = [];
+    for (let i = 0; i < 3; i++) dead.push((await mail.enqueue(store, 'bounce', { i })).job.id);
+    const elsewhere = (await other.enqueue(store, 'bounce', {})).job.id;
+    await mail.enqueue(store, 'send', {});
+    const supervisor = createSupervisor({ store, queues: [mail, other] });
+    await supervisor.drain();
+    await supervisor.stop();
+    const token = 'bulk-test-token';
+    inspector = await startInspector({ store, port: 0, token });
+    page = await browser.context.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.goto(`${inspector.url}?queue=mail&state=dead`);
+    await page.locator('#totals', { hasText: '3 jobs match queue mail, state dead' }).waitFor(WAIT);
+    await page.fill('#token', token);
+    await page.click('#token-form button[type=submit]');
+    await page.locator('#token-note', { hasText: 'accepted' }).waitFor(WAIT);
+    await page.click('#bulk-actions button[data-bulk="retry"]');
+    await page.locator('#flash', { hasText: '3 of 3 matching jobs retried' }).waitFor(WAIT);
+    expect(dialogs).toEqual(['retry all 3 jobs matching queue mail, state dead?']);
+    for (const id of dead) expect((await store.getJob({ id }))?.state).toBe('pending');
+    expect((await store.getJob({ id: elsewhere }))?.state).toBe('dead');
+    await page.locator('#totals', { hasText: '0 jobs match queue mail, state dead' }).waitFor(WAIT);
+
+    const refused = await page.evaluate<{ status: number }>(`fetch('/api/bulk/delete?queue=other', { method: 'POST' }).then((r) => ({ status: r.status }))`);
+    expect(refused.status).toBe(403);
+    const unfiltered = await page.evaluate<{ status: number }>(
+      `fetch('/api/bulk/delete', { method: 'POST', headers: { 'x-jobvisor-token': '${token}' } }).then((r) => ({ status: r.status }))`,
+    );
+    expect(unfiltered.status).toBe(400);
+    expect((await store.getJob({ id: elsewhere }))?.state).toBe('dead');
+  });
 });

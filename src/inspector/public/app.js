@@ -251,7 +251,34 @@ function navigateList(params) {
   route();
 }
 
+/** The total the filters match (queue, state, kind), and the bulk buttons when they narrow. */
+async function loadTotals() {
+  const params = filterParams();
+  params.delete('q');
+  const { count, capped } = await api(`/api/jobs-count?${params}`);
+  state.total = { count, capped, filtered: params.toString() !== '' };
+  const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
+  $('#totals').textContent = `${count}${capped ? '+' : ''} job${count === 1 ? '' : 's'} ${described ? `match ${described}` : 'in all'}`;
+  $('#bulk-actions').hidden = !(state.info.actions && state.total.filtered && count > 0);
+}
+
+async function bulk(action) {
+  const params = filterParams();
+  params.delete('q');
+  const { count, capped } = state.total;
+  const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
+  if (!confirm(`${action} all ${count}${capped ? '+' : ''} jobs matching ${described}?`)) return;
+  try {
+    const result = await api(`/api/bulk/${action}?${params}`, { method: 'POST' });
+    flash(result.message);
+  } catch (error) {
+    flash(`${action} all refused (${error.status || 'error'}): ${error.message}`, 'error');
+  }
+  await Promise.all([loadJobs(), loadQueues()]).catch(() => {});
+}
+
 async function loadJobs() {
+  loadTotals().catch(() => {});
   const params = filterParams();
   state.before = new URLSearchParams(location.search).get('before');
   if (state.before) params.set('before', state.before);
@@ -605,6 +632,9 @@ async function start() {
   window.addEventListener('popstate', () => route());
   for (const button of document.querySelectorAll('#actions button')) {
     button.addEventListener('click', () => act(button.dataset.action));
+  }
+  for (const button of document.querySelectorAll('#bulk-actions button')) {
+    button.addEventListener('click', () => bulk(button.dataset.bulk));
   }
   for (const radio of document.querySelectorAll('input[name="diagram-view"]')) {
     radio.addEventListener('change', () => state.jobId !== null && loadDiagram(state.jobId));
