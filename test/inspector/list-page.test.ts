@@ -166,4 +166,15 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
     expect(unfiltered.status).toBe(400);
     expect((await store.getJob({ id: elsewhere }))?.state).toBe('dead');
   });
+
+  it('finds a match anywhere in the table, past the stretch one read looks at', async () => {
+    store = memoryStore();
+    const jobs = Array.from({ length: 10_050 }, (_, i) => ({ queue: 'bulk', kind: i === 0 ? 'rare' : 'common', payload: { i }, maxAttempts: 1 }));
+    const [oldest] = await store.enqueueJobs({ jobs });
+    inspector = await startInspector({ store, port: 0 });
+    page = await browser.context.newPage();
+    await page.goto(`${inspector.url}?kind=rare`);
+    await page.locator(`#jobs tr[data-job-id="${oldest!.job.id}"]`).waitFor(WAIT);
+    expect(await rows()).toEqual([oldest!.job.id]);
+  });
 });

@@ -277,15 +277,23 @@ async function bulk(action) {
   await Promise.all([loadJobs(), loadQueues()]).catch(() => {});
 }
 
+const SEARCH_STRETCHES = 20;
+
 async function loadJobs() {
   loadTotals().catch(() => {});
   const params = filterParams();
   state.before = new URLSearchParams(location.search).get('before');
   if (state.before) params.set('before', state.before);
-  const page = await api(`/api/jobs?${params}`);
+  // Each answer looks at a bounded stretch of the table; a filter that matches nothing there
+  // goes on into older stretches (up to SEARCH_STRETCHES of them) before it says so.
+  let page = await api(`/api/jobs?${params}`);
+  for (let stretch = 1; page.jobs.length === 0 && page.nextBefore && stretch < SEARCH_STRETCHES; stretch++) {
+    params.set('before', page.nextBefore);
+    page = await api(`/api/jobs?${params}`);
+  }
   state.nextBefore = page.nextBefore;
   const rows = page.jobs.map(jobRow);
-  const empty = page.nextBefore ? 'no match in this stretch of jobs: look further with "older"' : 'no jobs match';
+  const empty = page.nextBefore ? 'no match in the newest jobs looked at: look further with "older"' : 'no jobs match';
   $('#jobs tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, empty))]));
   $('#older').disabled = !page.nextBefore;
   $('#newest').disabled = !state.before;
