@@ -120,6 +120,9 @@ describeBrowser('inspector page', (launch) => {
     await supervise(flaky).drain();
     await open({ token: TOKEN }, `#/jobs/${job.id}`);
     await waitText('#job-state .state', 'completed');
+    await page.locator('#job-diagram[data-view="story"] svg').waitFor(WAIT);
+    await page.check('input[name="diagram-view"][value="machine"]');
+    await page.locator('#job-diagram[data-view="machine"]').waitFor(WAIT);
     const diagram = page.locator('#job-diagram svg');
     await diagram.waitFor(WAIT);
     const classes = (selector: string) => diagram.locator(selector).getAttribute('class');

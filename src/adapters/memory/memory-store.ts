@@ -32,6 +32,8 @@ import type {
   PruneParams,
   QueueBacklog,
   QueueInfo,
+  WorkerHeartbeat,
+  WorkerInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -41,6 +43,7 @@ import type {
   TransitionCount,
   Unsubscribe,
 } from '../store.js';
+import { WORKER_FORGET_MS } from '../store.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
 import { assertEnqueueJob } from '../../validation.js';
 
@@ -77,6 +80,8 @@ export class MemoryStore implements JobStore {
   readonly #alerts = new Map<string, { sentAt: number; suppressed: number }>();
   /** Every queue ever enqueued to, paused or resumed, by name; prune keeps them. */
   readonly #queues = new Map<string, QueueInfo>();
+  /** Every supervisor's last heartbeat, by workerId. */
+  readonly #workers = new Map<string, WorkerInfo>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
   #nextId = 1;
@@ -408,6 +413,25 @@ export class MemoryStore implements JobStore {
 
   async listQueues(): Promise<QueueInfo[]> {
     return [...this.#queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((queue) => ({ ...queue }));
+  }
+
+  async recordWorker(params: { worker: WorkerHeartbeat }): Promise<void> {
+    const now = this.#now();
+    for (const [id, worker] of this.#workers) {
+      if (id !== params.worker.workerId && worker.lastSeenAt.getTime() < now.getTime() - WORKER_FORGET_MS) this.#workers.delete(id);
+    }
+    const startedAt = this.#workers.get(params.worker.workerId)?.startedAt ?? now;
+    this.#workers.set(params.worker.workerId, { ...params.worker, queues: [...params.worker.queues], startedAt, lastSeenAt: now });
+  }
+
+  async removeWorker(params: { workerId: string }): Promise<void> {
+    this.#workers.delete(params.workerId);
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    return [...this.#workers.values()]
+      .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0))
+      .map((worker) => ({ ...worker, queues: [...worker.queues] }));
   }
 
   async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {

@@ -22,6 +22,8 @@ import type {
   PruneParams,
   QueueBacklog,
   QueueInfo,
+  WorkerHeartbeat,
+  WorkerInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -44,6 +46,7 @@ import { getSchedules } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { listQueues, pauseQueue, resumeQueue } from './queries/queues.js';
+import { listWorkers, recordWorker, removeWorker } from './queries/workers.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
 import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
@@ -179,6 +182,18 @@ export class SqlJobStore implements JobStore {
 
   listQueues(): Promise<QueueInfo[]> {
     return listQueues(this.#ctx);
+  }
+
+  recordWorker(params: { worker: WorkerHeartbeat }): Promise<void> {
+    return recordWorker(this.#ctx, params);
+  }
+
+  removeWorker(params: { workerId: string }): Promise<void> {
+    return removeWorker(this.#ctx, params);
+  }
+
+  listWorkers(): Promise<WorkerInfo[]> {
+    return listWorkers(this.#ctx);
   }
 
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
