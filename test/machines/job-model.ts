@@ -165,7 +165,7 @@ function recordWrite(snapshot: ModelSnapshot): void {
   const outcome = machine.context.outcome;
   if (machine.status === 'done' && machine.value !== 'lost' && outcome) {
     const to = outcome.state === 'snoozed' ? 'pending' : outcome.state === 'released' ? 'retrying' : outcome.state;
-    world.history.push(['running', to, 1, WORKER, outcome.state === 'completed' ? null : outcome.error.code]);
+    world.history.push(['running', to, 1, WORKER, 'error' in outcome ? outcome.error.code : null]);
   }
 }
 

@@ -223,7 +223,7 @@ function expectRowMatchesActor(
     const state = value === 'snoozed' ? 'pending' : value;
     expect(row, `${at}: final row`).toMatchObject({ state, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
     if (outcome.state === 'completed') expect(row.result).toEqual(outcome.result);
-    else expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
+    else if ('error' in outcome) expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
     if (outcome.state === 'retrying' || outcome.state === 'snoozed' || outcome.state === 'released') {
       // Due a delay after the store's now when it wrote the outcome.
       expect(row.runAt.getTime()).toBe(writtenAt! + outcome.delayMs);
