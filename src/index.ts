@@ -24,6 +24,7 @@ export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js
 export {
   DataDirLockedError,
   DatabaseUnavailableError,
+  InvalidFlowError,
   InvalidOptionError,
   InvalidPayloadError,
   InvalidResultError,

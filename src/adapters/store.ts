@@ -312,7 +312,7 @@ export interface JobStore {
    *  Returns the changed rows, by id. */
   rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]>;
 
-  /** A pending or retrying job becomes `cancelled`. A running one is left to its worker, which
+  /** A pending, retrying or waiting job becomes `cancelled`. A running one is left to its worker, which
    *  is told: its `cancelRequestedAt` is set (kept if already set), its worker hears it by
    *  notification and at its next lease renewal, aborts the attempt and writes `cancelled`.
    *  The result says `cancelled: false` then, with the row as it stands. */

@@ -44,6 +44,7 @@ import { describeControlConformance } from './conformance-control.js';
 import { describeReleaseConformance } from './conformance-release.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 import { describeRescueConformance } from './conformance-rescue.js';
+import { describeFlowConformance } from './conformance-flows.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -95,6 +96,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeAlertConformance(() => ({ store, clock }));
     describeRescueConformance(() => ({ store, clock }));
     describeReleaseConformance(() => ({ store, clock }));
+    describeFlowConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));
   });
