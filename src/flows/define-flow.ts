@@ -1,11 +1,9 @@
 import type { FlowDependency, FlowJob } from '../adapters/store.js';
-import { InvalidFlowError, InvalidOptionError } from '../errors.js';
+import { InvalidFlowError } from '../errors.js';
 import { assertHandledKind, buildEnqueueJob, type HandlerMap, type PayloadOf, type Queue, type ResultOf } from '../queue.js';
 import { assertName } from '../validation.js';
-import type { FlowDefinition, FlowJobOptions, FlowJobs, FlowJobSpec, OnDependencyFailure } from './flow-types.js';
-
-const POLICIES: readonly OnDependencyFailure[] = ['cancel', 'run', 'die'];
-const JOB_ID = /^[1-9]\d{0,18}$/;
+import { assertJobId, assertPolicy } from './flow-checks.js';
+import type { FlowDefinition, FlowJobOptions, FlowJobs, FlowJobSpec } from './flow-types.js';
 
 /** One job of a flow, typed by its queue: the kind must be one of its handlers', the payload
  *  that handler's, and `dependsOn` names other jobs of the flow (or stored job ids). */
@@ -21,18 +19,6 @@ export function flowJob<H extends HandlerMap, K extends keyof H & string, const 
 /** A flow: a name and its jobs by node name. Checked when enqueued (enqueueFlow). */
 export function defineFlow<const J extends FlowJobs>(name: string, jobs: J): FlowDefinition<J> {
   return { name, jobs };
-}
-
-export function assertPolicy(what: string, value: unknown): asserts value is OnDependencyFailure {
-  if (!POLICIES.includes(value as OnDependencyFailure)) {
-    throw new InvalidOptionError(what, `must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(value)}`);
-  }
-}
-
-export function assertJobId(what: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || !JOB_ID.test(value)) {
-    throw new InvalidOptionError(what, `must be a job id (a decimal string), got ${JSON.stringify(value)}`);
-  }
 }
 
 /** The flow as the store takes it, or an InvalidFlowError / InvalidOptionError before anything

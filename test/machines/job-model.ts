@@ -19,6 +19,7 @@
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
 import { isPermanentStoreError } from '../../src/adapters/store-errors.js';
+import type { ChildJob } from '../../src/adapters/store.js';
 import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
@@ -106,6 +107,9 @@ export const HANDLER_ERRORS = {
   SkipJobError: new SkipJobError('nothing to do'),
   SnoozeJobError: new SnoozeJobError(TIMING.backoffMs),
 };
+
+/** What a handler that fans out returns (`continueAfter`): one child, then wait for it. */
+export const CHILDREN: readonly ChildJob[] = [{ queue: 'q', kind: 'child', payload: {}, maxAttempts: 1, key: 'c1', onFailure: 'cancel' }];
 
 /** What a write that can never succeed fails with: the statement, not the connection. */
 export const REFUSED_WRITE = Object.assign(new Error('index row size 2720 exceeds btree version 4 maximum 2704'), { code: '54000' });
@@ -208,7 +212,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         // A timer overdue after a pause fires at once on resume: time does not go back.
         world.now = Math.max(world.now, timer.dueAt);
         world.timers = world.timers.filter((t) => t !== timer);
-      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected') {
+      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected' || event.type === 'handler.continue') {
         world.handlerRunning = false;
       } else if (event.type === 'lease.renewed') {
         world.renewalSentAt = null;
@@ -235,7 +239,7 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   if (machine.status !== 'active') return [];
   const candidates: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
   if (world.handlerRunning) {
-    candidates.push({ type: 'handler.resolved', result: { photos: 20 } });
+    candidates.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
     for (const error of Object.values(HANDLER_ERRORS)) candidates.push({ type: 'handler.rejected', error });
   }
   if (world.renewalSentAt !== null) {

@@ -13,6 +13,7 @@
  * ahead of the simulated clock that drives the actor's timers: nothing fires until the next
  * step, and a timer step first lets the timers catch up.
  */
+import { ContinueAfter } from '../../src/flows/continue-after.js';
 import { expect } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import type { JobOutcome, JobStore, Lease } from '../../src/adapters/store.js';
@@ -135,6 +136,9 @@ export async function replayJobPath(
         case 'handler.rejected':
           handler.reject(event.error);
           break;
+        case 'handler.continue':
+          handler.resolve(new ContinueAfter(event.children));
+          break;
         case 'lease.renewed': {
           const sent = inFlight.renewal!;
           if (!event.applied) await steal();
@@ -228,8 +232,8 @@ function expectRowMatchesActor(
       // Due a delay after the store's now when it wrote the outcome.
       expect(row.runAt.getTime()).toBe(writtenAt! + outcome.delayMs);
     }
-    // A snooze or a release spends no attempt: one more is allowed.
-    const spends = outcome.state !== 'snoozed' && outcome.state !== 'released';
+    // A snooze, a release or a wait for children spends no attempt: one more is allowed.
+    const spends = outcome.state !== 'snoozed' && outcome.state !== 'released' && outcome.state !== 'waiting';
     expect(row.maxAttempts, `${at}: maxAttempts`).toBe(job.maxAttempts + (spends ? 0 : 1));
   }
 }
