@@ -39,7 +39,7 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
   const jobActor = (i: number) =>
     new Promise<void>((resolve) => {
       const actor = createActor(jobMachine, {
-        input: { job: claimedJob(i), ports, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs },
+        input: { job: claimedJob(i), ports, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs, expiresAtMs: null },
       });
       actor.subscribe({ complete: () => resolve() });
       actor.start();

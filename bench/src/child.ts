@@ -6,6 +6,7 @@ import pg from 'pg';
 import { countQueries } from './query-counter.js';
 import type { ChildMessage, RunSpec } from './run-spec.js';
 import { runScenario } from './scenarios.js';
+import { systemConnectionString } from './server-cost.js';
 import { openSystem } from './systems/index.js';
 
 const spec = JSON.parse(process.argv[2] ?? '') as RunSpec;
@@ -17,7 +18,8 @@ try {
   const admin = new pg.Client({ connectionString: spec.connectionString });
   await admin.connect();
   const sys = await openSystem(spec.system, {
-    connectionString: spec.connectionString,
+    connectionString: systemConnectionString(spec.connectionString, spec.schema),
+    readerConnectionString: spec.connectionString,
     schema: spec.schema,
     jobvisorRoot: spec.jobvisorRoot,
   });

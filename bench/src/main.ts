@@ -157,6 +157,15 @@ function plan(opts: BenchOptions): Task[] {
           tasks.push({ scenario: `drain-c${c}`, systems: all, spec: { kind: 'drain', jobs: s.drainJobs, concurrency: c, warmup: s.drainWarmup } });
         }
         break;
+      case 'multi':
+        for (const c of opts.concurrencies) {
+          tasks.push({
+            scenario: `multi-c${c}`,
+            systems: all,
+            spec: { kind: 'drain', layout: 'multi', jobs: s.drainJobs, concurrency: c, warmup: s.drainWarmup },
+          });
+        }
+        break;
       case 'latency':
         tasks.push({ scenario, systems: all, spec: { kind: 'latency', jobs: 0, samples: s.latencySamples, warmup: s.latencyWarmup, concurrency: 10 } });
         break;
@@ -325,6 +334,10 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.jobsPerSec !== undefined) parts.push(`${fmt(metrics.jobsPerSec)} jobs/s`);
   if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
   if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
+  if (metrics.pgCpuPerJobUs !== undefined) parts.push(`Postgres ${fmt(metrics.pgCpuPerJobUs)} µs CPU/job`);
+  if (metrics.walBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.walBytesPerJob)} B/job`);
+  if (metrics.lifeWalBytesPerJob !== undefined) parts.push(`with enqueue ${fmt(metrics.lifeWalBytesPerJob)} B/job`);
+  if (metrics.enqueueWalBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.enqueueWalBytesPerJob)} B/job, Postgres ${fmt(metrics.enqueuePgCpuPerJobUs!)} µs CPU/job`);
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
   if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
   if (metrics.ticksMissed !== undefined) {
@@ -355,7 +368,7 @@ function printSummary(results: BenchResults): void {
         const a = bySystem[base];
         const b = bySystem[label];
         if (!a || !b) continue;
-        const keys = ['jobsPerSec', 'cpuPerJobUs', 'p50Ms', 'p99Ms', 'peakRssMb', 'peakHeapUsedMb'].filter((k) => a[k] && b[k]);
+        const keys = ['jobsPerSec', 'cpuPerJobUs', 'pgCpuPerJobUs', 'walBytesPerJob', 'lifeWalBytesPerJob', 'statementsPer1kJobs', 'enqueueWalBytesPerJob', 'p50Ms', 'p99Ms', 'peakRssMb', 'peakHeapUsedMb'].filter((k) => a[k] && b[k]);
         log(`  ${scenario.padEnd(10)} ${label.padEnd(15)} ${keys.map((k) => `${k} ${(b[k]!.median / a[k]!.median).toFixed(2)}×`).join(', ')}`);
       }
     }

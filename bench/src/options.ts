@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
-/** The scenarios a user can pick with --scenarios; drain expands to one per concurrency. */
-export const SCENARIO_NAMES = ['enqueue', 'drain', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules'] as const;
+/** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export interface Sizes {

@@ -15,6 +15,8 @@ export interface RunSpec {
   /** drain/profile: jobs timed out of the backlog (≤ jobs). */
   measure?: number;
   concurrency?: number;
+  /** drain: one queue, or one busy queue beside three idle ones (systems/system.ts). */
+  layout?: 'single' | 'multi';
   /** Jobs run (drain) or enqueued (enqueue, latency) before measuring, to warm the JIT and pools. */
   warmup?: number;
   /** latency: jobs timed, one at a time. */

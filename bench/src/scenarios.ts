@@ -10,6 +10,7 @@ import { actorFloor } from './actor-floor.js';
 import { scheduleLoad } from './schedule-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
+import { openServerWindow } from './server-cost.js';
 import { percentile } from './stats.js';
 import type { BenchSystem } from './systems/system.js';
 
@@ -39,10 +40,11 @@ async function bulkEnqueue(spec: RunSpec, sys: BenchSystem, admin: pg.Client): P
   // A small call first: the pool is connected and the statement planned, as in a live app.
   await sys.enqueueMany(spec.warmup ?? 100);
   await settle(admin);
+  const server = await openServerWindow(admin, spec.schema, 'enqueue');
   const t0 = performance.now();
   await sys.enqueueMany(spec.jobs);
   const ms = performance.now() - t0;
-  return { metrics: { jobsPerSec: spec.jobs / (ms / 1000), ms } };
+  return { metrics: { jobsPerSec: spec.jobs / (ms / 1000), ms, ...(await server.close(spec.jobs)) } };
 }
 
 /**
@@ -53,18 +55,22 @@ async function bulkEnqueue(spec: RunSpec, sys: BenchSystem, admin: pg.Client): P
  */
 async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise<RunResult> {
   const concurrency = spec.concurrency ?? 10;
+  const layout = spec.layout ?? 'single';
   const warmup = spec.warmup ?? 1_000;
   const measure = spec.measure ?? spec.jobs;
 
   if (warmup > 0) {
     await sys.enqueueMany(warmup);
-    await sys.startWorker({ concurrency, onJob: () => {} });
+    await sys.startWorker({ concurrency, layout, onJob: () => {} });
     await until(async () => (await sys.completedCount()) >= warmup, 20, 120_000, 'warm-up jobs');
     await sys.stopWorker();
   }
+  await settle(admin);
+  const enqueueServer = await openServerWindow(admin, spec.schema, 'backlogEnqueue');
   const enqueueStart = performance.now();
   for (let left = spec.jobs; left > 0; left -= ENQUEUE_CHUNK) await sys.enqueueMany(Math.min(ENQUEUE_CHUNK, left));
   const enqueueMs = performance.now() - enqueueStart;
+  const enqueueCost = await enqueueServer.close(spec.jobs);
   await settle(admin);
 
   // The window opens when the first handler starts: a worker's start-up (graphile-worker
@@ -77,6 +83,7 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
   const onJob = () => {
     handled += 1;
     if (handled === 1) {
+      server.markCpu();
       firstStart = performance.now();
       cpu0 = process.cpuUsage();
       queries0 = queryCount.total;
@@ -84,9 +91,12 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
     if (handled === measure) allHandled.resolve();
   };
   const profiler = spec.kind === 'profile' ? await startProfiler() : undefined;
+  // WAL from before the worker starts (its first claim precedes the first handler); server
+  // CPU from the first handler's start, as the worker's own CPU.
+  const server = await openServerWindow(admin, spec.schema, '');
   const t0 = performance.now();
-  await sys.startWorker({ concurrency, onJob });
-  await allHandled.promise;
+  await sys.startWorker({ concurrency, layout, onJob });
+  await withTimeout(allHandled.promise, 120_000, `${measure} handlers to run`);
   const handlersMs = performance.now() - firstStart;
   let polls = 0;
   await until(async () => (polls++, (await sys.completedCount()) >= warmup + measure), 2, 120_000, 'completions');
@@ -94,6 +104,7 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
   const cpu = process.cpuUsage(cpu0);
   // Statements the worker sent in the window; the polls above are the bench's own.
   const statements = queryCount.total - queries0 - polls;
+  const serverCost = await server.close(measure);
   const profile = await profiler?.stop();
   await sys.stopWorker();
   if (profile && spec.profileOut) await writeFile(spec.profileOut, JSON.stringify(profile));
@@ -110,6 +121,11 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
       cpuSystemPerJobUs: cpu.system / measure,
       statementsPer1kJobs: (statements / measure) * 1000,
       enqueueMs,
+      ...serverCost,
+      ...enqueueCost,
+      // A job's whole life on the server: its share of the backlog's bulk enqueue, then its run.
+      lifeWalBytesPerJob: serverCost.walBytesPerJob! + enqueueCost.backlogEnqueueWalBytesPerJob!,
+      lifePgCpuPerJobUs: serverCost.pgCpuPerJobUs! + enqueueCost.backlogEnqueuePgCpuPerJobUs!,
     },
   };
 }

@@ -266,6 +266,14 @@ export interface PruneParams {
   deadBefore?: Date;
 }
 
+/** A queue the store knows: recorded when its first job is enqueued, kept by `pruneJobs`. */
+export interface QueueInfo {
+  name: string;
+  createdAt: Date;
+  /** While set, no claim (of any worker on the store) takes the queue's jobs. */
+  pausedAt: Date | null;
+}
+
 /** The answer to `claimAlert`: send, with how many alerts of the key were held back since
  *  its last one; or do not (this one is counted as held back). */
 export type AlertClaim = { send: true; suppressed: number } | { send: false };
@@ -285,8 +293,8 @@ export interface JobStore {
   /** Inserts jobs in one statement; unique keys return the live job instead. */
   enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]>;
 
-  /** Takes up to `limit` due jobs per queue (priority desc, runAt, id), never one that another
-   *  claim holds, and leases them to the worker: state running, attempt + 1, fresh token.
+  /** Takes up to `limit` due jobs per queue (priority desc, runAt, id), none of a paused
+   *  queue, never one that another claim holds, and leases them to the worker: state running, attempt + 1, fresh token.
    *  Looks at the first `limit` due jobs whose concurrency key is below its limit, and takes
    *  those that keep every key within `perKeyLimit`; a rate-limited queue gives at most what
    *  its window has left. Under contention a claim may skip a key or rate-limited queue that
@@ -347,6 +355,16 @@ export interface JobStore {
   /** The right to send one dead-job alert for `key`, shared by every worker on the store: at
    *  most one per `windowMs` per key, by the store's clock. */
   claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim>;
+
+  /** Stops every worker on the store from claiming the queue's jobs; its jobs stay as they
+   *  are, and attempts already running finish. Records the queue if it is new; a queue
+   *  already paused keeps its `pausedAt`. */
+  pauseQueue(params: { queue: string }): Promise<QueueInfo>;
+  /** Lets claims take the queue's jobs again, and wakes the workers (as an enqueue does).
+   *  Records the queue if it is new. */
+  resumeQueue(params: { queue: string }): Promise<QueueInfo>;
+  /** Every queue the store knows, by name. */
+  listQueues(): Promise<QueueInfo[]>;
 
   /** Each schedule's state, by name; names never registered are left out. With the store's
    *  "now" (also when no name is given). */

@@ -12,6 +12,7 @@ import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { pruneCommand } from './commands/prune.js';
+import { queueCommand } from './commands/queue.js';
 import { retryCommand } from './commands/retry.js';
 import { statsCommand } from './commands/stats.js';
 import { workerCommand } from './commands/worker.js';
@@ -29,6 +30,7 @@ const program = createProgram([
   retryCommand(),
   cancelCommand(),
   pruneCommand(),
+  queueCommand(),
   inspectCommand(),
   diagramCommand(),
 ]);

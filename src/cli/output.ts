@@ -5,9 +5,10 @@ export function print(line = ''): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** One JSON document on stdout; Dates become ISO strings. */
+/** One JSON document on stdout; Dates become ISO strings. A job's lease token (the right to
+ *  write its outcome) is left out wherever it appears. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(value, (key, field: unknown) => (key === 'leaseToken' ? undefined : field), 2)}\n`);
 }
 
 /** Something the user should know that is not the command's result (a migration applied). */

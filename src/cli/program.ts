@@ -32,6 +32,7 @@ export function createProgram(commands: readonly Command[]): Command {
   for (const command of commands) {
     // Commands built on their own do not inherit the program's exit and output settings.
     program.addCommand(command.copyInheritedSettings(program));
+    for (const sub of command.commands) sub.copyInheritedSettings(command);
   }
   return program;
 }

@@ -47,23 +47,37 @@ export function sendText(res: ServerResponse, contentType: string, body: string 
   res.end(body);
 }
 
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+/** 127.0.0.0/8 in dotted decimal, each part 0-255 without leading zeros (so `0x7f.1`,
+ *  `127.1` and `0177.0.0.1`, which some resolvers read as loopback, are refused). */
+const LOOPBACK_V4 = /^127(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
-/** Whether the server listens on loopback only; then requests must name it as their Host. */
-function isLoopback(host: string): boolean {
-  return LOOPBACK_NAMES.has(host) || host.startsWith('127.');
+/** Whether an address to listen on is a loopback one: `localhost`, 127.0.0.0/8 or ::1. */
+export function isLoopbackAddress(address: string): boolean {
+  return address === 'localhost' || address === '::1' || address === '[::1]' || LOOPBACK_V4.test(address);
+}
+
+/**
+ * Whether a Host header names this machine's loopback exactly: `localhost`, a 127.0.0.0/8
+ * literal or `[::1]`, each with an optional port. Anything longer (`127.0.0.1.evil`,
+ * `localhost.evil`, `[::1].evil`), a trailing dot or another spelling of an address is not.
+ */
+export function isLoopbackHostHeader(host: string): boolean {
+  const match = /^(\[::1\]|[^:[\]]+)(:\d{1,5})?$/.exec(host);
+  if (!match) return false;
+  const name = match[1]!.toLowerCase();
+  return name === 'localhost' || name === '[::1]' || LOOPBACK_V4.test(name);
 }
 
 /**
  * Against DNS rebinding: a page on another site that got its name to resolve to 127.0.0.1
  * reaches this server with that name in the Host header, and is refused. Only checked when
- * the server listens on loopback; bound elsewhere on purpose, any name may be in use.
+ * the server listens on loopback; bound elsewhere on purpose, any name may be in use (and
+ * then every request needs the token instead).
  */
 export function checkHost(req: IncomingMessage, boundHost: string): void {
-  if (!isLoopback(boundHost)) return;
+  if (!isLoopbackAddress(boundHost)) return;
   const host = req.headers.host ?? '';
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
-  if (!LOOPBACK_NAMES.has(name) && !name.startsWith('127.')) {
+  if (!isLoopbackHostHeader(host)) {
     throw new HttpError(403, `the inspector answers only to a loopback host name, not "${host}"`);
   }
 }
@@ -104,6 +118,20 @@ export function presentedToken(req: IncomingMessage, body: string): string | und
   if (authorization?.startsWith('Bearer ')) return authorization.slice('Bearer '.length);
   if ((req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
     return new URLSearchParams(body).get('token') ?? undefined;
+  }
+  return undefined;
+}
+
+/** The cookie a page gets for a token it presented (`POST /api/session`): a random value
+ *  per inspector, not the token, since a browser sends a host's cookies to all its ports. */
+export function sessionCookieName(port: number): string {
+  return `jobvisor-session-${port}`;
+}
+
+export function presentedCookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
   }
   return undefined;
 }

@@ -11,9 +11,13 @@
  *   GET  /api/machine.svg           the job machine
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
+ *   POST /api/session               checks a token; when right, a cookie for the event stream
  *
- * Without a token the page is read-only and the actions answer 403.
+ * Without a token the page is read-only and the actions answer 403. Bound to anything but
+ * loopback, it refuses to start without a token, and then every read needs it too.
  */
+import { randomBytes } from 'node:crypto';
+import { createServer as createNetServer } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -29,11 +33,14 @@ import {
   checkHost,
   checkOrigin,
   HttpError,
+  isLoopbackAddress,
+  presentedCookie,
   presentedToken,
   readBody,
   sendError,
   sendJson,
   sendText,
+  sessionCookieName,
   setSecurityHeaders,
   tokenMatches,
 } from './http.js';
@@ -47,7 +54,7 @@ export interface InspectorOptions {
   store: JobStore;
   /** A supervisor in this process: its counters on the page, and cancel of the jobs it runs. */
   supervisor?: Supervisor;
-  /** Default 127.0.0.1. Anything else exposes job payloads to whoever can reach it. */
+  /** Default 127.0.0.1. Anything but loopback needs a token, which then guards reads too. */
   host?: string;
   /** Default 4780; 0 picks a free port (see `url`). */
   port?: number;
@@ -89,6 +96,13 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
     throw new InvalidOptionError('token', 'must be a string of at least 8 characters');
   }
+  // Bound elsewhere, the Host check cannot tell a rebinding page from a real name: the token does.
+  const readsNeedToken = !isLoopbackAddress(host);
+  if (readsNeedToken && token === undefined) {
+    throw new InvalidOptionError('token', `is required to listen on ${host}, which is not loopback: every request will need it`);
+  }
+  const session = randomBytes(24).toString('base64url');
+  let cookieName = '';
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 10) {
     throw new InvalidOptionError('pollIntervalMs', `must be an integer >= 10, got ${String(pollIntervalMs)}`);
@@ -114,6 +128,15 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     const path = url.pathname;
     const segments = path.split('/').filter(Boolean);
 
+    if (req.method === 'POST' && path === '/api/session') {
+      checkOrigin(req);
+      const body = await readBody(req);
+      if (token === undefined) throw new HttpError(403, 'the inspector was started without a token: it is read-only');
+      if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'token refused: it is not the one the inspector was started with');
+      res.setHeader('set-cookie', `${cookieName}=${session}; Path=/; HttpOnly; SameSite=Strict`);
+      sendJson(res, 200, { accepted: true });
+      return;
+    }
     if (req.method === 'POST') {
       const [api, jobs, rawId, action, ...rest] = segments;
       if (api !== 'api' || jobs !== 'jobs' || !rawId || !ACTIONS.includes(action as Action) || rest.length > 0) {
@@ -140,6 +163,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return;
     }
     if (segments[0] !== 'api') throw new HttpError(404, `not found: ${path}`);
+    if (readsNeedToken && !tokenMatches(token!, presentedToken(req, '')) && !tokenMatches(session, presentedCookie(req, cookieName))) {
+      throw new HttpError(401, `this inspector listens on ${host}: every request needs the token`);
+    }
     const [, resource, rawId, sub, ...rest] = segments;
     if (resource === 'jobs' && rawId === undefined) {
       sendJson(res, 200, await read.listJobs(readContext, url.searchParams));
@@ -192,6 +218,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       else res.end();
     });
   });
+  if (isLoopbackAddress(host) && port !== 0) await refuseTakenLoopback(port);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -201,7 +228,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   });
   const bound = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`;
-  logger.info({ url, actions: token !== undefined }, 'inspector listening');
+  cookieName = sessionCookieName(bound);
+  logger.info({ url, actions: token !== undefined, readsNeedToken }, 'inspector listening');
+  if (readsNeedToken) logger.warn({ url }, `inspector on ${host}, not loopback: every request, reads too, needs the token`);
 
   let closed: Promise<void> | undefined;
   return {
@@ -220,6 +249,24 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return closed;
     },
   };
+}
+
+/**
+ * A browser may reach "localhost" on either loopback, so an inspector on ::1 beside another
+ * on 127.0.0.1 (same port) would answer some requests for it: refuse a port that either
+ * loopback already serves. A loopback this machine lacks (no IPv6) is no obstacle.
+ */
+async function refuseTakenLoopback(port: number): Promise<void> {
+  for (const address of ['127.0.0.1', '::1']) {
+    await new Promise<void>((resolve, reject) => {
+      const probe = createNetServer();
+      probe.once('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EADDRINUSE') return resolve();
+        reject(Object.assign(new Error(`port ${port} is already in use on ${address}`), { code: 'EADDRINUSE', address, port }));
+      });
+      probe.listen({ port, host: address, exclusive: true }, () => probe.close(() => resolve()));
+    });
+  }
 }
 
 function formatEvent(batch: FeedBatch): string {

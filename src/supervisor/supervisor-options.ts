@@ -8,7 +8,6 @@ import { pino } from 'pino';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { JobStore } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
-import type { Inspector, InspectorOptions } from '../inspector/inspector.js';
 import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
 import type { Clock, Logger } from '../types.js';
@@ -69,9 +68,6 @@ export interface SupervisorOptions {
   /** XState's `inspect` observer, given to the supervisor and every job actor
    *  (e.g. `@statelyai/inspect`). Default none. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** Serve the inspector's page from this process while started (see `startInspector`):
-   *  e.g. `{ port: 4780, token }`. Default none. */
-  inspector?: Omit<InspectorOptions, 'store' | 'supervisor' | 'logger'>;
 }
 
 export interface StopOptions {
@@ -97,6 +93,10 @@ export type ResolvedOptions = ReturnType<typeof resolveOptions>;
 
 export function resolveOptions(options: SupervisorOptions) {
   if (!options.store) throw new InvalidOptionError('store', 'is required');
+  // The supervisor knows nothing of the inspector; the inspector observes it from outside.
+  if ('inspector' in options) {
+    throw new InvalidOptionError('inspector', 'is no longer a supervisor option: start it beside the supervisor with startInspector({ store, supervisor }) from jobvisor/inspector');
+  }
   if (!Array.isArray(options.queues) || options.queues.length === 0) {
     throw new InvalidOptionError('queues', 'must name at least one queue (defineQueue)');
   }

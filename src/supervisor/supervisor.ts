@@ -8,7 +8,6 @@ import { type AnyActorRef, createActor } from 'xstate';
 import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, Unsubscribe } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
 import { InvalidOptionError } from '../errors.js';
-import type { Inspector } from '../inspector/inspector.js';
 import type { JobActorFinalState } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
@@ -38,8 +37,6 @@ export interface Supervisor {
   readonly metrics: SupervisorMetrics;
   /** The supervisor's own actor, for inspection. */
   readonly actor: AnyActorRef;
-  /** The inspector the `inspector` option started (its `url`), once start() resolved. */
-  readonly inspector: Inspector | undefined;
   /** Starts claiming and reaping. */
   start(): Promise<void>;
   /** Runs every due job, and what becomes due while they run, then resolves with how many
@@ -68,7 +65,6 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   readonly counters: CountersStore;
   readonly metrics: SupervisorMetrics;
   readonly actor;
-  inspector: Inspector | undefined;
   private readonly store: JobStore;
   private readonly queues: Map<string, Queue>;
   private readonly logger: Logger;
@@ -169,7 +165,6 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');
     this.actor.send({ type: 'supervisor.start' });
     if (this.options.schedules?.length) this.startScheduler(this.options.schedules);
-    if (this.options.inspector) await this.startInspector(this.options.inspector);
   }
 
   drain(): Promise<number> {
@@ -191,7 +186,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     }
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
-    }).then(() => this.inspector?.close());
+    });
     this.scheduler?.stop();
     this.actor.send({ type: 'supervisor.stop', graceMs });
     return this.stopPromise;
@@ -320,19 +315,6 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.alertDead({ ...job, state: 'dead', error, leaseToken: null, leaseExpiresAt: null }, error);
     } else if (state === 'lost') {
       this.logger.warn({ jobId: job.id, attempt: job.attempt, code: error?.code }, 'the attempt ended without writing its outcome');
-    }
-  }
-
-  /** A page for developers: if it cannot start (port taken), the jobs run all the same. Loaded
-   *  only when asked for, so that the core does not load the HTTP server. */
-  private async startInspector(options: NonNullable<SupervisorOptions['inspector']>): Promise<void> {
-    try {
-      const { startInspector } = await import('../inspector/inspector.js');
-      this.inspector = await startInspector({ ...options, store: this.store, supervisor: this, logger: this.logger });
-      // stop() came while it was starting.
-      if (this.stopPromise) await this.inspector.close();
-    } catch (error) {
-      this.logger.warn({ err: error }, 'inspector did not start; the supervisor runs without it');
     }
   }
 

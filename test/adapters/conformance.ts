@@ -44,6 +44,7 @@ import { describeControlConformance } from './conformance-control.js';
 import { describeReleaseConformance } from './conformance-release.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 import { describeRescueConformance } from './conformance-rescue.js';
+import { describeQueueConformance } from './conformance-queues.js';
 import { describeFlowConformance } from './conformance-flows.js';
 
 /** A clock that only moves when told to. */
@@ -96,6 +97,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeAlertConformance(() => ({ store, clock }));
     describeRescueConformance(() => ({ store, clock }));
     describeReleaseConformance(() => ({ store, clock }));
+    describeQueueConformance(() => ({ store, clock }));
     describeFlowConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));

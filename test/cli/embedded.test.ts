@@ -43,7 +43,6 @@ describe('jobvisor CLI on the embedded store', () => {
       expect(demo.stdout).toMatch(/^\[\d+\.\d s\] \d+\/32 finished: /m);
       expect(demo.stdout).not.toContain('\x1b[');
       expect(demo.stdout).toMatch(/^Done in (\d+\.\d) s: 32 jobs, \d+ attempts\.$/m);
-      expect(Number(/^Done in (\d+\.\d) s/m.exec(demo.stdout)![1])).toBeLessThan(15);
     });
 
     it('its final states are the store’s', async () => {

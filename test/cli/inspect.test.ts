@@ -37,6 +37,7 @@ describe('jobvisor inspect: bad input, refused before connecting', () => {
   it.each([
     [['--port', '70000'], "option '--port <n>' argument '70000' is invalid. expected a port from 0 to 65535."],
     [['--token', 'short'], "option '--token [token]' argument 'short' is invalid. expected at least 8 characters."],
+    [['--host', '0.0.0.0'], '--host 0.0.0.0 is not loopback: give --token, which every request will then need'],
   ])('%j', async (args, message) => {
     const { code, stderr } = await cli(['inspect', '--database-url', 'postgres://postgres@127.0.0.1:1/none', ...args]);
     expect(code).toBe(2);
@@ -79,5 +80,21 @@ describePostgres('jobvisor inspect on PostgreSQL', (url) => {
     running.child.kill('SIGINT');
     expect(await running.exited).toEqual({ code: 0, signal: null });
     await expect(fetch(new URL('/api/info', base))).rejects.toThrow();
+  });
+
+  it('job, jobs and cancel --json never print a lease token', async () => {
+    const store = postgresStore({ pool, schema });
+    const [held] = await store.enqueueJobs({ jobs: [{ queue: 'held', kind: 'wait', payload: {}, maxAttempts: 1 }] });
+    const [claimed] = await store.claimJobs({ workerId: 'w-cli', leaseMs: 60_000, queues: [{ queue: 'held', limit: 1 }] });
+    await store.close();
+    expect(claimed!.leaseToken).toBeTruthy();
+    const db = ['--database-url', url, '--schema', schema, '--json'];
+    for (const args of [['job', held!.job.id], ['jobs', '--queue', 'held'], ['cancel', held!.job.id]]) {
+      const { code, stdout, stderr } = await cli([...args, ...db]);
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain('w-cli');
+      expect(stdout).not.toContain('leaseToken');
+      expect(stdout).not.toContain(claimed!.leaseToken);
+    }
   });
 });

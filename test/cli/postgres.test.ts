@@ -43,13 +43,10 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
     return { schema, db: ['--database-url', url, '--schema', schema], store };
   }
 
-  async function waitForJob(store: SqlJobStore, id: string, done: (job: JobRecord) => boolean): Promise<JobRecord> {
-    for (let i = 0; i < 200; i++) {
-      const job = await store.getJob({ id });
-      if (job && done(job)) return job;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`job ${id} never reached the expected state: ${JSON.stringify(await store.getJob({ id }))}`);
+  /** The worker's log line for job `id`'s `event` (`started` is logged at --log-level debug):
+   *  it is written when the actor reaches that state, after the row says so. No polling. */
+  function jobLogged(id: string, event: string): RegExp {
+    return new RegExp(`"msg":"job ${id} [^"]* ${event} `);
   }
 
   describe('migrate', () => {
@@ -235,11 +232,14 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       const enqueue = async (kind: string) =>
         (await cliJson(['enqueue', 'mail', kind, '{"to":"ana@x"}', '--worker-module', WORKER, ...db])).job.id as string;
       const [send, bounce, slow] = [await enqueue('send'), await enqueue('bounce'), await enqueue('slow')];
-      const worker = startCli(['worker', WORKER, '--grace', '300ms', ...db]);
+      const worker = startCli(['worker', WORKER, '--grace', '300ms', '--log-level', 'debug', ...db]);
       await worker.waitFor(/"msg":"worker running 1 queue; SIGTERM or SIGINT stops it"/);
-      expect(await waitForJob(store, send, (j) => j.state === 'completed')).toMatchObject({ result: { sentTo: 'ana@x' } });
-      expect(await waitForJob(store, bounce, (j) => j.state === 'dead')).toMatchObject({ error: { code: 'permanent_error' } });
-      await waitForJob(store, slow, (j) => j.state === 'running');
+      await worker.waitFor(jobLogged(send, 'completed'));
+      expect(await store.getJob({ id: send })).toMatchObject({ state: 'completed', result: { sentTo: 'ana@x' } });
+      await worker.waitFor(new RegExp(`"jobId":"${bounce}"[^\\n]*"msg":"job is dead"`));
+      expect(await store.getJob({ id: bounce })).toMatchObject({ state: 'dead', error: { code: 'permanent_error' } });
+      await worker.waitFor(jobLogged(slow, 'started'));
+      expect(await store.getJob({ id: slow })).toMatchObject({ state: 'running' });
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toEqual({ code: 0, signal: null });
       const { stdout, stderr } = worker.output();
@@ -254,11 +254,12 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
     });
 
     it('a second signal while stopping quits at once (exit 130)', async () => {
-      const worker = startCli(['worker', WORKER, '--grace', '60s', ...db]);
+      const worker = startCli(['worker', WORKER, '--grace', '60s', '--log-level', 'debug', ...db]);
       await worker.waitFor(/worker running/);
       // The slow job left retrying by the test above is due at once: wait until it runs again.
       const [slow] = (await store.listJobs({ kind: 'slow' })) as JobRecord[];
-      await waitForJob(store, slow!.id, (j) => j.state === 'running' && j.attempt === 2 && j.maxAttempts === 4);
+      await worker.waitFor(new RegExp(`"msg":"job ${slow!.id} mail/slow started \\(attempt 2 of 4\\)`));
+      expect(await store.getJob({ id: slow!.id })).toMatchObject({ state: 'running', attempt: 2, maxAttempts: 4 });
       worker.child.kill('SIGINT');
       await worker.waitFor(/"msg":"stopping/);
       worker.child.kill('SIGINT');
@@ -376,12 +377,12 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     });
 
+    // The message says the connect timeout fired (a client without one would hang until the
+    // test's own timeout); how soon is the benchmark's business, not this test's.
     it('gives up after --connect-timeout, with exit 4', async () => {
-      const started = Date.now();
       const { code, stderr } = await cli(['stats', '--database-url', `postgres://postgres@127.0.0.1:${port}/test`, '--connect-timeout', '300']);
       expect(code).toBe(4);
       expect(lines(stderr)).toEqual([`jobvisor: cannot connect to the database at postgres://postgres@127.0.0.1:${port}/test: Connection terminated due to connection timeout`]);
-      expect(Date.now() - started).toBeLessThan(10_000);
     });
   });
 });

@@ -12,7 +12,7 @@ import { cli, cliWithClosedStdout, lines, requireBuiltCli } from '../support/cli
 requireBuiltCli();
 
 const NOWHERE = ['--database-url', 'postgres://postgres@127.0.0.1:1/none'];
-const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune', 'inspect', 'diagram'];
+const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune', 'queue', 'inspect', 'diagram'];
 const fixture = (name: string) => `test/cli/fixtures/${name}`;
 
 /** Exit code and the single stderr line of a failed command. */
@@ -36,8 +36,9 @@ describe('jobvisor help and version', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout).toMatch(new RegExp(`^Usage: jobvisor ${command} `));
-    // demo always uses the embedded store; diagram reads no store at all.
-    if (command !== 'demo' && command !== 'diagram') expect(stdout).toContain('--database-url <url>');
+    // demo always uses the embedded store; diagram reads no store at all; queue's subcommands connect.
+    if (command === 'queue') expect(stdout).toMatch(/^ {2}pause .*\n {2}resume .*\n {2}list /m);
+    else if (command !== 'demo' && command !== 'diagram') expect(stdout).toContain('--database-url <url>');
   });
 
   it('the exit codes it lists are those the commands exit with', async () => {

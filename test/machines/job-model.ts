@@ -87,7 +87,18 @@ export interface World {
   paused: boolean;
   /** The store refused the outcome for good (the statement failed, not the connection). */
   writeRefused: boolean;
+  /** The row this attempt must end in, decided by the README's rules (`decide`), not read
+   *  from the machine; null until the handler's answer, a timer or a request decides it. */
+  decided: Decided | null;
   history: HistoryRow[];
+}
+
+/** An attempt's outcome as the README promises it: the row's state after the write (`pending`
+ *  for a snooze), its error code, and the result of a completion. */
+export interface Decided {
+  to: JobState;
+  code: string | null;
+  result?: unknown;
 }
 
 export type ModelSnapshot = {
@@ -163,17 +174,64 @@ function snapshotOf(machine: JobSnapshot, world: World): ModelSnapshot {
   return { status: machine.status, output: undefined, error: undefined, machine, world };
 }
 
-/** The row leaves `running` (or is stolen): the history row the store must append. */
+/** The row leaves `running` (or is stolen): the history row the store must append. It is
+ *  the model's own decision, never the machine's outcome: a machine that decided otherwise
+ *  writes a row the replay then finds different. */
 function recordWrite(snapshot: ModelSnapshot): void {
   const { machine, world } = snapshot;
-  const outcome = machine.context.outcome;
-  if (machine.status === 'done' && machine.value !== 'lost' && outcome) {
-    const to = outcome.state === 'snoozed' ? 'pending' : outcome.state === 'released' ? 'retrying' : outcome.state;
-    world.history.push(['running', to, 1, WORKER, 'error' in outcome ? outcome.error.code : null]);
+  if (machine.status !== 'done' || machine.value === 'lost') return;
+  if (!world.decided) throw new Error(`the machine ended ${JSON.stringify(machine.value)} with nothing decided`);
+  world.history.push(['running', world.decided.to, 1, WORKER, world.decided.code]);
+}
+
+/**
+ * What ends the attempt, by the README ("Queues and handlers", "The job machine", "Snooze",
+ * "Cancel", "expiresAt", `stop`), for an event that reaches the job while it holds the
+ * handler (`claimed` or `running`); undefined for one that decides nothing. A failure is
+ * retried only while attempts are left and `expiresAt` has not come; the model runs
+ * attempt 1.
+ */
+export function decide(config: JobModelConfig, now: number, event: ModelEvent): Decided | undefined {
+  const final = config.maxAttempts <= 1 || (config.expiresAtMs !== undefined && now >= config.expiresAtMs);
+  const failure = (code: string): Decided => ({ to: final ? 'dead' : 'retrying', code });
+  switch (event.type) {
+    case 'handler.resolved':
+      return { to: 'completed', code: null, result: event.result };
+    case 'handler.continue':
+      // Children added (docs/workflows.md): the row waits for them, no attempt spent.
+      return { to: 'waiting', code: null };
+    case 'handler.rejected':
+      if (event.error instanceof SkipJobError) return { to: 'skipped', code: 'skipped' };
+      if (event.error instanceof SnoozeJobError) return { to: 'pending', code: 'snoozed' };
+      if (event.error instanceof PermanentJobError) return { to: 'dead', code: 'permanent_error' };
+      return failure('handler_error');
+    case 'job.expire':
+      return { to: 'dead', code: 'expired' };
+    case 'job.cancel':
+      return { to: 'cancelled', code: 'cancelled' };
+    case 'job.abort':
+      return { to: 'retrying', code: 'worker_shutdown' };
+    default:
+      if (isDeadline(event)) return failure('deadline_exceeded');
+      return undefined;
   }
 }
 
+/** The per-attempt deadline's timer (XState names a delayed event after its delay). */
+function isDeadline(event: ModelEvent): boolean {
+  return event.type.startsWith('xstate.after.deadline.');
+}
+
+/** What is decided before the handler could run: a job claimed past its `expiresAt` is not
+ *  run; one whose kind has no handler is skipped when it would start. */
+function decideAtStart(config: JobModelConfig, now: number, event: ModelEvent | null): Decided | undefined {
+  if (config.expiresAtMs !== undefined && now >= config.expiresAtMs && event === null) return { to: 'dead', code: 'expired' };
+  if (!config.hasHandler && (event === null ? !config.waitForStart : event.type === 'job.start')) return { to: 'skipped', code: 'unknown_kind' };
+  return undefined;
+}
+
 function steal(world: World, maxAttempts: number): void {
+  if (world.stolen) return;
   world.stolen = true;
   if (maxAttempts > 1) {
     world.history.push(['running', 'retrying', 1, WORKER, 'lease_expired'], ['retrying', 'running', 2, THIEF, null]);
@@ -187,10 +245,11 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
     getInitialSnapshot: (scope) => {
       const world: World = {
         now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
-        writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false,
+        writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false, decided: null,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
       modelNow = world.now;
+      world.decided = decideAtStart(config, world.now, null) ?? null;
       const machine = jobMachine.getInitialSnapshot(recorder(world, scope) as never, modelInput(config));
       // The supervisor sets the expiry timer only for a job not already past it.
       if (config.expiresAtMs !== undefined && config.expiresAtMs > world.now) {
@@ -223,6 +282,14 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         if (event.type === 'write.failed') world.writeFailed = true;
         if (event.type === 'write.failed' && isPermanentStoreError(event.error)) world.writeRefused = true;
         if (event.type === 'write.done' && !event.applied) steal(world, config.maxAttempts);
+      } else if (event.type === 'lease.renewFailed') {
+        world.renewalSentAt = null;
+      }
+      // Decided while the job holds its handler, by the README's rules: what the machine
+      // then writes is checked against it.
+      const holding = snapshot.machine.matches('claimed') || snapshot.machine.matches('running');
+      if (holding && world.decided === null) {
+        world.decided = (snapshot.machine.matches('claimed') ? decideAtStart(config, world.now, event) : undefined) ?? decide(config, world.now, event) ?? null;
       }
       modelNow = world.now;
       const next = snapshotOf(jobMachine.transition(snapshot.machine, event as JobMachineEvent, recorder(world, scope) as never), world);
@@ -233,25 +300,35 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
   };
 }
 
-/** Every event the world can produce now that takes a transition of the machine. */
+/**
+ * Every event the world can produce now, whether or not the machine takes a transition on
+ * it: the supervisor's requests at any time, a handler's answer while it runs (also once the
+ * actor stopped waiting for it: a late answer), a renewal's answer or its failure while one
+ * is in flight and the job holds its lease, a write's answer while one is in flight. One the machine ignores changes nothing but
+ * the world (a renewal that threw leaves none in flight); where the world does not change
+ * either, the traversal drops it as a loop, and the replay sends those (IGNORED) itself.
+ */
 export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   const { machine, world } = snapshot;
   if (machine.status !== 'active') return [];
-  const candidates: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
+  const events: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
   if (world.handlerRunning) {
-    candidates.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
-    for (const error of Object.values(HANDLER_ERRORS)) candidates.push({ type: 'handler.rejected', error });
+    events.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
+    for (const error of Object.values(HANDLER_ERRORS)) events.push({ type: 'handler.rejected', error });
   }
-  if (world.renewalSentAt !== null) {
-    candidates.push({ type: 'lease.renewed', applied: true, sentAt: world.renewalSentAt });
-    candidates.push({ type: 'lease.renewed', applied: false, sentAt: world.renewalSentAt });
+  // A renewal's answer, or its failure, while the job holds its lease. One that comes during
+  // a write is ignored (IGNORED, which the replay sends): enumerated, its applied form would
+  // leave the row's lease longer than the actor's, which every later check would have to allow.
+  if (world.renewalSentAt !== null && (machine.matches('claimed') || machine.matches('running'))) {
+    events.push({ type: 'lease.renewed', applied: true, sentAt: world.renewalSentAt });
+    events.push({ type: 'lease.renewed', applied: false, sentAt: world.renewalSentAt });
+    events.push({ type: 'lease.renewFailed', error: new Error('ECONNRESET') });
   }
   if (world.writeInFlight) {
-    candidates.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
-    candidates.push({ type: 'write.failed', error: new Error('ECONNRESET') }, { type: 'write.failed', error: REFUSED_WRITE });
+    events.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
+    events.push({ type: 'write.failed', error: new Error('ECONNRESET') }, { type: 'write.failed', error: REFUSED_WRITE });
   }
   modelNow = world.now;
-  const events = candidates.filter((event) => machine.can(event as JobMachineEvent));
   // Time moves only to the next timer due; it fires whatever the guards say.
   const next = [...world.timers].sort((a, b) => a.dueAt - b.dueAt)[0];
   if (next) events.push(next.event);
@@ -264,6 +341,43 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   }
   return events;
 }
+
+/**
+ * What each state of the job must ignore, stated from the README apart from the machine (as
+ * XState's TestModel states what holds in each state): the replay sends each of these in
+ * every state a path passes through and checks that nothing changes.
+ *
+ * - Waiting for a slot (`claimed`): no handler runs and no write is in flight, so their
+ *   answers mean nothing; a renewal that threw changes nothing (the lease holds until it
+ *   lapses, by the actor's own clock).
+ * - `running`: a second start, a write's answer (none is in flight), a renewal that threw.
+ * - A write state: "left only when the store has answered": no request (start, cancel,
+ *   shutdown, expiry), no late handler answer, no renewal answer changes it.
+ */
+const IGNORED_WHILE_WRITING: ModelEvent[] = [
+  { type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }, { type: 'job.expire' },
+  { type: 'handler.resolved', result: { late: true } }, { type: 'handler.rejected', error: HANDLER_ERRORS.PermanentJobError },
+  { type: 'lease.renewed', applied: true, sentAt: 0 }, { type: 'lease.renewed', applied: false, sentAt: 0 },
+  { type: 'lease.renewFailed', error: new Error('ECONNRESET') },
+];
+const NO_WRITE_IN_FLIGHT: ModelEvent[] = [
+  { type: 'write.done', applied: true }, { type: 'write.done', applied: false }, { type: 'write.failed', error: new Error('ECONNRESET') },
+];
+
+export const IGNORED = {
+  claimed: [
+    { type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.rejected', error: HANDLER_ERRORS.Error },
+    ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') },
+  ],
+  running: [{ type: 'job.start' }, ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') }],
+  completing: IGNORED_WHILE_WRITING,
+  failing: IGNORED_WHILE_WRITING,
+  snoozing: IGNORED_WHILE_WRITING,
+  dying: IGNORED_WHILE_WRITING,
+  skipping: IGNORED_WHILE_WRITING,
+  cancelling: IGNORED_WHILE_WRITING,
+  releasing: IGNORED_WHILE_WRITING,
+} satisfies Record<string, ModelEvent[]> as Record<string, readonly JobMachineEvent[]>;
 
 /**
  * The model's states, finite. `xstate/graph` keeps one snapshot per serialized state and
@@ -305,6 +419,8 @@ export function serializeEvent(event: ModelEvent): string {
     case 'lease.renewed':
     case 'write.done':
       return `${event.type}(${event.applied ? 'applied' : 'refused'})`;
+    case 'lease.renewFailed':
+      return 'lease.renewFailed(unreachable)';
     default:
       return event.type;
   }

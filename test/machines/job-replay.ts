@@ -21,7 +21,8 @@ import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, Clock, JobRecord } from '../../src/types.js';
 import { createTestClock, deferred, settle } from '../support/sim.js';
 import {
-  type HistoryRow, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING, WORKER,
+  serializeEvent, type HistoryRow, IGNORED, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING,
+  WORKER, type World,
 } from './job-model.js';
 
 export type StoreFactory = (clock: Clock) => Promise<JobStore>;
@@ -60,13 +61,20 @@ export async function replayJobPath(
     const handler = deferred<unknown>();
     const inFlight: { renewal?: InFlight<Lease>; write?: InFlight<JobOutcome> } = {};
     let slotsFreed = 0;
+    /** Every port call, to show an ignored event set nothing off. */
+    let portCalls = 0;
     const ports: JobPorts = {
-      runHandler: () => handler.promise,
+      runHandler: () => {
+        portCalls += 1;
+        return handler.promise;
+      },
       renewLease: (lease) => {
+        portCalls += 1;
         inFlight.renewal = { request: lease, answer: deferred<boolean>() };
         return inFlight.renewal.answer.promise;
       },
       writeOutcome: (outcome) => {
+        portCalls += 1;
         inFlight.write = { request: outcome, answer: deferred<boolean>() };
         return inFlight.write.answer.promise;
       },
@@ -124,9 +132,26 @@ export async function replayJobPath(
       expectRowMatchesActor(at, stored.row, job, snapshot, wallNow() + skew, writtenAt, model.world);
     };
 
+    /** Sends every event this state must ignore (IGNORED), checking that none changes the
+     *  actor or sets anything off. */
+    const sendIgnored = (at: string) => {
+      const before = actor.getSnapshot();
+      const top = typeof before.value === 'string' ? before.value : Object.keys(before.value)[0]!;
+      const calls = [portCalls, slotsFreed];
+      for (const event of IGNORED[top as keyof typeof IGNORED] ?? []) {
+        actor.send(event);
+        const after = actor.getSnapshot();
+        const what = `${at}: ${serializeEvent(event)} in ${top}, to be ignored`;
+        expect(after.value, `${what}: state`).toEqual(before.value);
+        expect(after.context, `${what}: context`).toBe(before.context);
+        expect([portCalls, slotsFreed], `${what}: ports called`).toEqual(calls);
+      }
+    };
+
     check('after the claim', path.steps[0]!.state);
     for (const [i, { event, state }] of path.steps.entries()) {
       if (i === 0) continue;
+      sendIgnored(`before step ${i}`);
       const before = path.steps[i - 1]!.state.world;
       const touchesStore = event.type === 'lease.renewed' || event.type === 'write.done';
       switch (event.type) {
@@ -157,6 +182,9 @@ export async function replayJobPath(
           sent.answer.resolve(applied!);
           break;
         }
+        case 'lease.renewFailed':
+          inFlight.renewal!.answer.reject(event.error);
+          break;
         case 'write.failed':
           inFlight.write!.answer.reject(event.error);
           break;
@@ -201,7 +229,7 @@ function expectRowMatchesActor(
   snapshot: JobSnapshot,
   storeNow: number,
   writtenAt: number | undefined,
-  { stolen, writeRefused }: { stolen: boolean; writeRefused: boolean },
+  { stolen, writeRefused, decided }: World,
 ): void {
   const { value, status, context } = snapshot;
   if (status === 'active') {
@@ -222,18 +250,20 @@ function expectRowMatchesActor(
       expect(row.leaseExpiresAt!.getTime(), `${at}: a lapsed lease`).toBeLessThanOrEqual(storeNow);
     }
   } else {
-    const outcome = context.outcome!;
-    // A snoozed actor's row waits again.
-    const state = value === 'snoozed' ? 'pending' : value;
-    expect(row, `${at}: final row`).toMatchObject({ state, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
-    if (outcome.state === 'completed') expect(row.result).toEqual(outcome.result);
-    else if ('error' in outcome) expect(row.error).toMatchObject({ code: outcome.error.code, message: outcome.error.message });
-    if (outcome.state === 'retrying' || outcome.state === 'snoozed' || outcome.state === 'released') {
-      // Due a delay after the store's now when it wrote the outcome.
-      expect(row.runAt.getTime()).toBe(writtenAt! + outcome.delayMs);
+    // The model's decision (job-model.ts `decide`), not the actor's outcome: state, code and
+    // the allowance are what the README promises for the events of the path.
+    const expected = decided!;
+    expect(row, `${at}: final row`).toMatchObject({ state: expected.to, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
+    if (expected.to === 'completed') expect(row.result, `${at}: result`).toEqual(expected.result);
+    else expect(row.error?.code ?? null, `${at}: error code`).toBe(expected.code);
+    // A retry waits the backoff, a snooze its delay, a release nothing: after the store's now
+    // when it wrote the outcome.
+    const released = expected.code === 'worker_shutdown';
+    if (expected.to === 'retrying' || expected.to === 'pending') {
+      expect(row.runAt.getTime(), `${at}: runAt`).toBe(writtenAt! + (released ? 0 : TIMING.backoffMs));
     }
     // A snooze, a release or a wait for children spends no attempt: one more is allowed.
-    const spends = outcome.state !== 'snoozed' && outcome.state !== 'released' && outcome.state !== 'waiting';
+    const spends = expected.to !== 'pending' && expected.to !== 'waiting' && !released;
     expect(row.maxAttempts, `${at}: maxAttempts`).toBe(job.maxAttempts + (spends ? 0 : 1));
   }
 }

@@ -275,7 +275,9 @@ describePostgres('bad input on the Postgres store', (url) => {
       },
     );
 
-    it('an unreachable database: DatabaseUnavailableError naming it, password hidden, fast', async () => {
+    // The silent server's message names connectTimeoutMs: the store gave up by its own timeout,
+    // not by the test's. How soon is not asserted on a shared machine's wall clock.
+    it('an unreachable database: DatabaseUnavailableError naming it, password hidden, within connectTimeoutMs', async () => {
       const cases: Array<[url: string, reason: RegExp]> = [
         ['postgres://app:s3cret@127.0.0.1:1/jobs', /ECONNREFUSED/],
         [`postgres://app:s3cret@127.0.0.1:${silentPort}/jobs`, /no connection within 500 ms \(connectTimeoutMs\)/],
@@ -283,9 +285,7 @@ describePostgres('bad input on the Postgres store', (url) => {
       ];
       for (const [connectionString, reason] of cases) {
         const store = postgresStore({ connectionString, schema, connectTimeoutMs: 500 });
-        const started = performance.now();
         const error = await store.migrate().then(() => undefined, (e: unknown) => e);
-        expect(performance.now() - started).toBeLessThan(5_000);
         expect(error).toBeInstanceOf(DatabaseUnavailableError);
         expect(error).toMatchObject({ code: 'database_unavailable', message: expect.stringMatching(reason) });
         expect((error as Error).message).not.toContain('s3cret');

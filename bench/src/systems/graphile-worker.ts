@@ -7,7 +7,7 @@ const silent = new Logger(() => () => {});
 /** graphile-worker with the settings its performance docs give for throughput. */
 export async function graphileWorkerSystem(ctx: SystemContext): Promise<BenchSystem> {
   const utils = await makeWorkerUtils({ connectionString: ctx.connectionString, schema: ctx.schema, logger: silent });
-  const reader = new pg.Client({ connectionString: ctx.connectionString });
+  const reader = new pg.Client({ connectionString: ctx.readerConnectionString });
   await reader.connect();
   // Made at the first start and kept, so the measured worker starts on a warm pool.
   let pool: pg.Pool | undefined;
@@ -26,7 +26,10 @@ export async function graphileWorkerSystem(ctx: SystemContext): Promise<BenchSys
     async enqueueOne() {
       await utils.addJob('noop', { n: enqueued++ });
     },
-    async startWorker({ concurrency, onJob }: WorkerOptions) {
+    async startWorker({ concurrency, onJob, layout }: WorkerOptions) {
+      const noop = async () => {
+        await onJob();
+      };
       if (!pool) {
         pool = new pg.Pool({ connectionString: ctx.connectionString, max: Math.max(10, concurrency + 2) });
         // graphile-worker warns about pools without these handlers.
@@ -39,11 +42,7 @@ export async function graphileWorkerSystem(ctx: SystemContext): Promise<BenchSys
         concurrency,
         noHandleSignals: true,
         logger: silent,
-        taskList: {
-          noop: async () => {
-            await onJob();
-          },
-        },
+        taskList: layout === 'multi' ? { noop, idle1: noop, idle2: noop, idle3: noop } : { noop },
         preset: {
           worker: {
             localQueue: { size: 500 },

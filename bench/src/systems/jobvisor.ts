@@ -14,7 +14,7 @@ export async function jobvisorSystem(ctx: SystemContext): Promise<BenchSystem> {
   const api = (await load('src/index.ts')) as typeof JobvisorApi;
   const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
   const store = postgresStore({ connectionString: ctx.connectionString, schema: ctx.schema });
-  const reader = new pg.Client({ connectionString: ctx.connectionString });
+  const reader = new pg.Client({ connectionString: ctx.readerConnectionString });
   await reader.connect();
   const enqueuer = api.defineQueue('bench', { handlers: { noop: async () => {} } });
   let supervisor: JobvisorApi.Supervisor | undefined;
@@ -32,16 +32,20 @@ export async function jobvisorSystem(ctx: SystemContext): Promise<BenchSystem> {
     async enqueueOne() {
       await enqueuer.enqueue(store, 'noop', { n: seq++ });
     },
-    async startWorker({ concurrency, onJob }: WorkerOptions) {
-      const queue = api.defineQueue('bench', {
-        concurrency,
-        handlers: {
-          noop: async () => {
-            await onJob();
-          },
+    async startWorker({ concurrency, onJob, layout }: WorkerOptions) {
+      const handlers = {
+        noop: async () => {
+          await onJob();
         },
-      });
-      supervisor = api.createSupervisor({ store, queues: [queue], logger: silent });
+      };
+      const multi = layout === 'multi';
+      const gate = multi ? { gate: 'shared' } : {};
+      const queues = [api.defineQueue('bench', { concurrency, handlers, ...gate })];
+      if (multi) {
+        queues.push(api.defineQueue('idle-1', { concurrency, handlers, gate: 'shared' }));
+        queues.push(api.defineQueue('idle-2', { concurrency, handlers }), api.defineQueue('idle-3', { concurrency, handlers }));
+      }
+      supervisor = api.createSupervisor({ store, queues, logger: silent, ...(multi && { gates: { shared: concurrency } }) });
       await supervisor.start();
     },
     async stopWorker() {

@@ -35,6 +35,7 @@ import type {
   ProgressUpdate,
   PruneParams,
   QueueBacklog,
+  QueueInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -78,6 +79,8 @@ export class MemoryStore implements JobStore {
   readonly #schedules = new Map<string, Date>();
   /** Per dead-job alert dedupe key, when its last alert went out and how many were held back since. */
   readonly #alerts = new Map<string, { sentAt: number; suppressed: number }>();
+  /** Every queue ever enqueued to, paused or resumed, by name; prune keeps them. */
+  readonly #queues = new Map<string, QueueInfo>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
   /** Flows: what waits for what (src/flows). */
@@ -104,6 +107,7 @@ export class MemoryStore implements JobStore {
     const now = this.#now();
     const claimed: ClaimedJob[] = [];
     for (const entry of params.queues) {
+      if (this.#queues.get(entry.queue)?.pausedAt) continue;
       const limit = Math.min(entry.limit, this.#rateAllowance(entry, now.getTime()));
       if (limit <= 0) continue;
       const keyLimit = entry.perKeyLimit ?? 1;
@@ -398,6 +402,23 @@ export class MemoryStore implements JobStore {
     return { send: true, suppressed: last?.suppressed ?? 0 };
   }
 
+  async pauseQueue(params: { queue: string }): Promise<QueueInfo> {
+    const queue = this.#recordQueue(params.queue, this.#now());
+    queue.pausedAt ??= this.#now();
+    return { ...queue };
+  }
+
+  async resumeQueue(params: { queue: string }): Promise<QueueInfo> {
+    const queue = this.#recordQueue(params.queue, this.#now());
+    queue.pausedAt = null;
+    this.#wake([params.queue]);
+    return { ...queue };
+  }
+
+  async listQueues(): Promise<QueueInfo[]> {
+    return [...this.#queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((queue) => ({ ...queue }));
+  }
+
   async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
     const schedules = [...new Set(params.names)]
       .filter((name) => this.#schedules.has(name))
@@ -506,6 +527,15 @@ export class MemoryStore implements JobStore {
     this.#subscriptions.clear();
   }
 
+  #recordQueue(name: string, now: Date): QueueInfo {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = { name, createdAt: now, pausedAt: null };
+      this.#queues.set(name, queue);
+    }
+    return queue;
+  }
+
   #now(): Date {
     return new Date(this.#clock.now());
   }
@@ -549,6 +579,7 @@ export class MemoryStore implements JobStore {
       traceContext: input.traceContext ? toJson(input.traceContext) : null,
     };
     this.#jobs.set(job.id, job);
+    this.#recordQueue(job.queue, now);
     this.#events.set(job.id, []);
     if (flow) this.#graph.membership.set(job.id, { flowId: flow.flowId, node: flow.node });
     if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);

@@ -24,6 +24,7 @@ import type {
   ProgressUpdate,
   PruneParams,
   QueueBacklog,
+  QueueInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -47,6 +48,7 @@ import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
 import { getSchedules } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
+import { listQueues, pauseQueue, resumeQueue } from './queries/queues.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
 import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
@@ -187,6 +189,18 @@ export class SqlJobStore implements JobStore {
 
   claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim> {
     return claimAlert(this.#ctx, params);
+  }
+
+  pauseQueue(params: { queue: string }): Promise<QueueInfo> {
+    return pauseQueue(this.#ctx, params);
+  }
+
+  resumeQueue(params: { queue: string }): Promise<QueueInfo> {
+    return resumeQueue(this.#ctx, params);
+  }
+
+  listQueues(): Promise<QueueInfo[]> {
+    return listQueues(this.#ctx);
   }
 
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {

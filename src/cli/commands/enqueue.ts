@@ -53,9 +53,9 @@ export function enqueueCommand(): Command {
         : buildEnqueueJob(queue, kind, payload, jobOptions);
       await withStore(options, async ({ store }) => {
         if (!options.workerModule && !options.newQueue) {
-          // One row is enough to know the queue; counting every job would read the whole table.
-          const [used] = await store.listJobs({ queue, limit: 1 });
-          if (!used) {
+          // A queue is known from its first job on, also once prune took them all.
+          const known = await store.listQueues();
+          if (!known.some((q) => q.name === queue)) {
             throw new CliError(
               EXIT.usage,
               `unknown queue "${queue}": no job in the store uses it (check the name; --new-queue enqueues its first job, --worker-module checks against your queues)`,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
+import { isLoopbackAddress } from '../../inspector/http.js';
 import { CliError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, openStore } from '../connection.js';
 import { notice, print } from '../output.js';
@@ -24,7 +25,7 @@ export function inspectCommand(): Command {
         'the job machine, live. Read-only unless a token is given; then retry, cancel and delete need it.',
     )
     .addOption(new Option('--port <n>', 'port to listen on; 0 picks a free one').default(DEFAULT_PORT).argParser(parsePort))
-    .addOption(new Option('--host <address>', 'address to listen on; anything but loopback shows job payloads to the network').default('127.0.0.1'))
+    .addOption(new Option('--host <address>', 'address to listen on; anything but loopback needs --token, for reads too').default('127.0.0.1'))
     .addOption(
       new Option('--token [token]', 'enables actions for requests carrying it; without a value, a random one is printed')
         .env('JOBVISOR_INSPECTOR_TOKEN')
@@ -32,6 +33,10 @@ export function inspectCommand(): Command {
     )
     .action(async (options: InspectOptions) => {
       const token = options.token === true ? randomBytes(18).toString('base64url') : options.token;
+      const loopback = isLoopbackAddress(options.host);
+      if (!loopback && token === undefined) {
+        throw new CliError(EXIT.usage, `--host ${options.host} is not loopback: give --token, which every request will then need`);
+      }
       // Imported here, not at the top: the other commands' start-up need not load the inspector.
       const { startInspector } = await import('../../inspector/inspector.js');
       const logger = pino({ name: 'jobvisor', level: 'warn' }, pino.destination(2));
@@ -45,13 +50,15 @@ export function inspectCommand(): Command {
           ...(token === undefined ? {} : { token }),
         }).catch((error: unknown) => {
           if ((error as { code?: unknown }).code === 'EADDRINUSE') {
-            throw new CliError(EXIT.unavailable, `port ${options.port} is in use: pick another with --port`);
+            const where = (error as { address?: string }).address ?? options.host;
+            throw new CliError(EXIT.unavailable, `port ${options.port} is in use on ${where}: pick another with --port`);
           }
           throw error;
         });
         print(`inspector for ${label}: ${inspector.url}`);
         if (options.token === true) print(`token: ${token}`);
         if (token === undefined) notice('read-only: give --token to enable retry, cancel and delete');
+        if (!loopback) notice(`listening on ${options.host}, not loopback: every request, reads too, needs the token`);
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());

@@ -26,7 +26,8 @@ const state = {
 // ── API ────────────────────────────────────────────────────────────────────────────────
 
 async function api(path, options = {}) {
-  const response = await fetch(path, { ...options, headers: { accept: 'application/json', ...(options.headers || {}) } });
+  const headers = { accept: 'application/json', ...(state.token ? { 'x-jobvisor-token': state.token } : {}), ...(options.headers || {}) };
+  const response = await fetch(path, { ...options, headers });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { status: response.status });
   return body;
@@ -280,10 +281,7 @@ async function act(action) {
   const id = state.jobId;
   if (action === 'delete' && !confirm(`Delete job ${id} and its history?`)) return;
   try {
-    const result = await api(`/api/jobs/${encodeURIComponent(id)}/${action}`, {
-      method: 'POST',
-      headers: state.token ? { 'x-jobvisor-token': state.token } : {},
-    });
+    const result = await api(`/api/jobs/${encodeURIComponent(id)}/${action}`, { method: 'POST' });
     flash(result.message);
     if (action === 'delete') location.hash = '#/';
     else await loadJob(id);
@@ -374,8 +372,45 @@ function connect() {
   source.addEventListener('reset', () => refresh());
 }
 
+/** Asks the server whether the token is the right one; the answer is shown beside the box. */
+async function checkToken(token) {
+  const note = $('#token-note');
+  try {
+    await api('/api/session', { method: 'POST', headers: { 'x-jobvisor-token': token } });
+    note.textContent = 'accepted';
+    note.className = 'token-note ok';
+    return true;
+  } catch (error) {
+    note.textContent = error.status === 403 ? 'refused' : `not checked: ${error.message}`;
+    note.className = 'token-note bad';
+    return false;
+  }
+}
+
+/** Bound beyond loopback, the inspector shows nothing until the token is given. */
+async function loadInfo() {
+  try {
+    return await api('/api/info');
+  } catch (error) {
+    if (error.status !== 401) throw error;
+    $('#token-form').hidden = false;
+    flash('this inspector needs its token to show anything: enter it above', 'error');
+    await new Promise((resolve) => {
+      $('#token-form').addEventListener('submit', async function once(event) {
+        event.preventDefault();
+        state.token = $('#token').value;
+        if (!(await checkToken(state.token))) return;
+        sessionStorage.setItem('jobvisor-token', state.token);
+        $('#token-form').removeEventListener('submit', once);
+        resolve();
+      });
+    });
+    return api('/api/info');
+  }
+}
+
 async function start() {
-  state.info = await api('/api/info');
+  state.info = await loadInfo();
   const select = $('#filters').elements.state;
   for (const s of state.info.states) select.append(el('option', { value: s }, s));
   if (state.info.supervisor) $('#worker').textContent = `in process with worker ${state.info.supervisor.workerId}`;
@@ -384,11 +419,16 @@ async function start() {
   $('#actions').hidden = !state.info.actions;
   $('#token').value = state.token;
 
-  $('#token-form').addEventListener('submit', (event) => {
+  if (state.info.actions && state.token) await checkToken(state.token);
+  $('#token-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     state.token = $('#token').value;
     sessionStorage.setItem('jobvisor-token', state.token);
-    flash(state.token ? 'token set for this tab' : 'token cleared');
+    if (!state.token) {
+      $('#token-note').textContent = '';
+      return flash('token cleared');
+    }
+    if (await checkToken(state.token)) flash('token accepted for this tab');
   });
   $('#filters').addEventListener('submit', (event) => {
     event.preventDefault();

@@ -32,6 +32,8 @@ import { defineStatement, NOW } from '../statement.js';
  *   `full_keys` is an array compared per row, not a subquery per row: a SubPlan in the
  *   scan's filter lifts the generic plan's estimated cost past jit_above_cost, and the server
  *   then JIT-compiles every claim (tens of ms each).
+ * - A paused queue (migration 0008) is dropped from the input by one primary-key probe per
+ *   queue; a pause that commits while a claim runs stops the next claim, not that one.
  * - Rate limits: claim_rate_allowance cuts a queue's limit to what its window has left, under
  *   a lock held to commit, and `starts` logs the claims in the same statement.
  * - Jobs without a key and queues without a rate limit call neither function: what they add
@@ -60,6 +62,7 @@ input as materialized (
       group by k.concurrency_key having count(*) >= r.key_limit
     ) as full_keys
   from jsonb_to_recordset($2::jsonb) as r(queue text, lim int, key_limit int, rate_max int, rate_ms float8)
+  where not exists (select from ${s.quoted}.queues p where p.name = r.queue and p.paused_at is not null)
 ),
 candidates as materialized (
   select j.*, i.key_limit

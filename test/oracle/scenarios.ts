@@ -1,0 +1,56 @@
+/**
+ * Scenarios for the reference model: a table of named cases, one per promise of the README
+ * it checks, and a fast-check generator of any mix of handler actions and options on the
+ * model's time grid (whole seconds; `expiresAt` half-way between two).
+ */
+import fc from 'fast-check';
+import type { HandlerAction, JobOptions } from './job-fate.js';
+
+export interface Scenario {
+  options: JobOptions;
+  script: HandlerAction[];
+}
+
+const ok: HandlerAction = { do: 'resolve', value: 42 };
+const options = (o: Partial<JobOptions> = {}): JobOptions => ({ maxAttempts: 3, deadlineMs: 2_000, expiresAtMs: null, ...o });
+
+export const NAMED: ReadonlyArray<Scenario & { name: string }> = [
+  { name: 'a value returned: completed with it, first attempt', options: options(), script: [ok] },
+  { name: 'thrown twice then returns: completed on attempt 3 after the backoffs', options: options(), script: [{ do: 'throw' }, { do: 'throw' }, ok] },
+  { name: 'thrown on every attempt: dead on the last, handler_error', options: options(), script: [{ do: 'throw' }, { do: 'throw' }, { do: 'throw' }] },
+  { name: 'one attempt allowed: a throw is dead at once', options: options({ maxAttempts: 1 }), script: [{ do: 'throw' }] },
+  { name: 'PermanentJobError with attempts left: dead at once, no retry', options: options(), script: [{ do: 'permanent' }] },
+  { name: 'PermanentJobError after a retry: dead on attempt 2', options: options(), script: [{ do: 'throw' }, { do: 'permanent' }] },
+  { name: 'SkipJobError: skipped', options: options(), script: [{ do: 'skip' }] },
+  { name: 'snoozed: pending again after its delay, no attempt spent', options: options({ maxAttempts: 1 }), script: [{ do: 'snooze', ms: 2_000 }, ok] },
+  { name: 'snoozed twice then thrown until dead: one more attempt per snooze', options: options({ maxAttempts: 1 }), script: [{ do: 'snooze', ms: 1_000 }, { do: 'snooze', ms: 1_000 }, { do: 'throw' }] },
+  { name: 'hangs past its deadline: deadline_exceeded, retried', options: options(), script: [{ do: 'hang' }, ok] },
+  { name: 'hangs on the last attempt: dead, deadline_exceeded', options: options({ maxAttempts: 1 }), script: [{ do: 'hang' }] },
+  { name: 'cancelled while it runs: cancelled', options: options(), script: [{ do: 'cancel' }] },
+  { name: 'worker stops while it runs: released, no attempt spent, taken by the next worker', options: options({ maxAttempts: 1 }), script: [{ do: 'shutdown' }, ok] },
+  { name: 'expiresAt comes while it hangs: dead, expired, attempts left', options: options({ deadlineMs: 5_000, expiresAtMs: 2_500 }), script: [{ do: 'hang' }] },
+  { name: 'expiresAt comes while it waits to retry: dead, expired', options: options({ expiresAtMs: 500 }), script: [{ do: 'throw' }] },
+  { name: 'expiresAt comes while snoozed: dead, expired', options: options({ expiresAtMs: 1_500 }), script: [{ do: 'snooze', ms: 2_000 }] },
+  { name: 'a retry due before expiresAt runs', options: options({ expiresAtMs: 1_500 }), script: [{ do: 'throw' }, ok] },
+];
+
+const action: fc.Arbitrary<HandlerAction> = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 9 }).map((value): HandlerAction => ({ do: 'resolve', value })) },
+  { weight: 4, arbitrary: fc.constant<HandlerAction>({ do: 'throw' }) },
+  { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'permanent' }) },
+  { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'skip' }) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 3 }).map((s): HandlerAction => ({ do: 'snooze', ms: 1_000 * s })) },
+  { weight: 2, arbitrary: fc.constant<HandlerAction>({ do: 'hang' }) },
+  { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'cancel' }) },
+  { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'shutdown' }) },
+);
+
+/** Few attempts, so that scripts run out of attempts as often as they succeed. */
+export const scenarios: fc.Arbitrary<Scenario> = fc.record({
+  options: fc.record({
+    maxAttempts: fc.integer({ min: 1, max: 4 }),
+    deadlineMs: fc.integer({ min: 1, max: 3 }).map((s) => 1_000 * s),
+    expiresAtMs: fc.option(fc.integer({ min: 0, max: 12 }).map((s) => 1_000 * s + 500), { freq: 2 }),
+  }),
+  script: fc.array(action, { minLength: 1, maxLength: 6 }),
+});
