@@ -143,3 +143,16 @@ export class DataDirLockedError extends JobvisorError {
     this.holder = lock.holder;
   }
 }
+
+/** A flow (src/flows) that cannot be enqueued: an unknown parent, a cycle, a name used twice,
+ *  an option a flow job cannot take. Nothing was written. `node`: the job of the flow at
+ *  fault, when one is. */
+export class InvalidFlowError extends JobvisorError {
+  readonly flow: string;
+  readonly node: string | undefined;
+  constructor(flow: string, message: string, node?: string) {
+    super('invalid_flow', `flow "${flow}": ${message}`);
+    this.flow = flow;
+    this.node = node;
+  }
+}

@@ -17,6 +17,20 @@ export type {
   ResolvedQueueSettings,
   ResultOf,
 } from './queue.js';
+export { defineFlow, flowJob } from './flows/define-flow.js';
+export { enqueueFlow } from './flows/enqueue-flow.js';
+export type { EnqueuedFlow } from './flows/enqueue-flow.js';
+export { ContinueAfter, continueAfter } from './flows/continue-after.js';
+export type {
+  ChildSpec,
+  DependencyOutcome,
+  FlowDefinition,
+  FlowJobOptions,
+  FlowJobs,
+  FlowJobSpec,
+  FlowParent,
+  ParentResults,
+} from './flows/flow-types.js';
 export { jobMachine } from './machines/job-machine.js';
 export type { JobActorFinalState, JobMachineInput, JobPorts } from './machines/job-machine.js';
 export { exponentialBackoff } from './machines/backoff.js';
@@ -24,6 +38,7 @@ export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js
 export {
   DataDirLockedError,
   DatabaseUnavailableError,
+  InvalidFlowError,
   InvalidOptionError,
   InvalidPayloadError,
   InvalidResultError,

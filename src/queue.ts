@@ -1,5 +1,8 @@
-import type { EnqueueJob, EnqueueResult, JobStore, RateLimit, SqlClient } from './adapters/store.js';
+import type { EnqueueJob, EnqueueResult, FlowDependency, JobStore, OnDependencyFailure, RateLimit, SqlClient } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
+import type { ContinueAfter } from './flows/continue-after.js';
+import { assertJobId, assertPolicy } from './flows/flow-checks.js';
+import type { ChildSpec, DependencyOutcome } from './flows/flow-types.js';
 import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
 import { traceEnqueue } from './telemetry/tracing.js';
 import type { ClaimedJob, JobRecord } from './types.js';
@@ -31,13 +34,21 @@ export interface Job<P = unknown> {
    *  on the row, at most once a second per job, the last report winning; the last one is
    *  written with the outcome at the latest. Throws InvalidOptionError outside 0..100. */
   progress: (percent: number, message?: string) => void;
+  /** The results of the jobs this one waited for in its flow, by name (docs/workflows.md). Type
+   *  them from the flow: `job.parents<ParentResults<typeof flow, 'report'>>()`. */
+  parents<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }>;
+  /** The children this job added with `continueAfter`, by key, as they stand: empty on the
+   *  first run, their results in the continuation. */
+  children<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }>;
+  /** Return its value to add `children` and run this job again once they have all ended. */
+  continueAfter(children: Readonly<Record<string, ChildSpec>>): ContinueAfter;
 }
 
-export type Handler<P = any, R = any> = (job: Job<P>) => Promise<R> | R;
+export type Handler<P = any, R = any> = (job: Job<P>) => Promise<R | ContinueAfter> | R | ContinueAfter;
 export type HandlerMap = Record<string, Handler>;
 
 export type PayloadOf<H> = H extends Handler<infer P, any> ? P : never;
-export type ResultOf<H> = H extends Handler<any, infer R> ? Awaited<R> : never;
+export type ResultOf<H> = H extends Handler<any, infer R> ? Exclude<Awaited<R>, ContinueAfter> : never;
 
 export interface QueueOptions<H extends HandlerMap> {
   /** Handlers by kind. `enqueue` refuses any other kind; a job of another kind that reaches
@@ -87,6 +98,12 @@ export interface EnqueueOptions {
   expiresAt?: Date;
   /** The caller's SQL client inside an open transaction: the job exists only if it commits. */
   client?: SqlClient;
+  /** Ids of stored jobs to wait for: the job is `waiting` until the last of them ends, then
+   *  due (docs/workflows.md). Not with `uniqueKey`, nor in `enqueueMany`. Default none. */
+  dependsOn?: readonly string[];
+  /** With `dependsOn`: what the job does when one of them ends dead, cancelled or skipped.
+   *  Default `cancel`. */
+  onParentFailure?: OnDependencyFailure;
 }
 
 /** A queue's settings with every default filled in. */
@@ -143,7 +160,17 @@ export function defineQueue<H extends HandlerMap>(name: string, options: QueueOp
     settings,
     alertKey: (job) => options.alertKey?.(job as JobRecord<any>),
     async enqueue(store, kind, payload, opts = {}) {
-      const { client, ...rest } = opts;
+      const { client, dependsOn, onParentFailure, ...rest } = opts;
+      if (dependsOn !== undefined) {
+        const job = toJob(kind, payload, rest);
+        const parents = toParents(job, dependsOn, onParentFailure);
+        const [stored] = await traceEnqueue(name, [job], async ([traced]) => {
+          const flow = await store.enqueueFlow({ name: kind, jobs: [{ ...traced!, node: kind, dependsOn: parents }], ...(client ? { client } : {}) });
+          return flow.jobs.map((row) => ({ job: row, created: true }));
+        });
+        return stored!;
+      }
+      if (onParentFailure !== undefined) throw new InvalidOptionError('onParentFailure', 'applies only with dependsOn');
       const [result] = await traceEnqueue(name, [toJob(kind, payload, rest)], (traced) =>
         store.enqueueJobs({ jobs: traced, ...(client ? { client } : {}) }),
       );
@@ -151,11 +178,29 @@ export function defineQueue<H extends HandlerMap>(name: string, options: QueueOp
       return result;
     },
     async enqueueMany(store, jobs, opts = {}) {
-      const rows = jobs.map(({ kind, payload, ...rest }) => toJob(kind, payload, rest));
+      const rows = jobs.map(({ kind, payload, ...rest }) => {
+        if ('dependsOn' in rest || 'onParentFailure' in rest) {
+          throw new InvalidOptionError('dependsOn', 'enqueueMany takes no dependencies: enqueue them one by one, or as a flow (enqueueFlow)');
+        }
+        return toJob(kind, payload, rest);
+      });
       if (rows.length === 0) return [];
       return traceEnqueue(name, rows, (traced) => store.enqueueJobs({ jobs: traced, ...(opts.client ? { client: opts.client } : {}) }));
     },
   };
+}
+
+/** A plain enqueue's `dependsOn`, checked: job ids, each once, and no unique key (a waiting
+ *  job does not hold one). */
+function toParents(job: EnqueueJob, dependsOn: readonly string[], onParentFailure: OnDependencyFailure = 'cancel'): FlowDependency[] {
+  if (!Array.isArray(dependsOn) || dependsOn.length === 0) {
+    throw new InvalidOptionError('dependsOn', 'must be a non-empty array of job ids');
+  }
+  if (job.uniqueKey !== null) throw new InvalidOptionError('uniqueKey', 'cannot be given with dependsOn: a waiting job holds no unique key');
+  assertPolicy('onParentFailure', onParentFailure);
+  for (const id of dependsOn) assertJobId('dependsOn', id);
+  if (new Set(dependsOn).size < dependsOn.length) throw new InvalidOptionError('dependsOn', 'names a job twice');
+  return dependsOn.map((jobId) => ({ jobId, name: jobId, onFailure: onParentFailure }));
 }
 
 /** A kind the queue has a handler for; any kind when it has none (a queue only enqueued to).

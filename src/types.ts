@@ -15,7 +15,9 @@
  * - gate: a named concurrency limit shared by several queues (e.g. one GPU job at a time).
  */
 
-/** The states a job row can be in. `lost` exists only in the machine: it writes nothing. */
+/** The states a job row can be in. `lost` exists only in the machine: it writes nothing.
+ *  `waiting`: the job waits for other jobs (its parents in a flow, or the children it added
+ *  before asking to continue): not claimable until the last of them ends (src/flows). */
 export const JOB_STATES = [
   'pending',
   'running',
@@ -24,6 +26,7 @@ export const JOB_STATES = [
   'dead',
   'skipped',
   'cancelled',
+  'waiting',
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 

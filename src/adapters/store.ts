@@ -37,6 +37,52 @@ export interface EnqueueJob {
   concurrencyKey?: string | null;
 }
 
+/** What a job does when a job it waits for ends dead, cancelled or skipped: `cancel` (the
+ *  default) it is cancelled; `run` it runs all the same once the others are done; `die` it is
+ *  dead. Either way the choice and the reason are in its history. */
+export type OnDependencyFailure = 'cancel' | 'run' | 'die';
+
+/** One job of a flow, as `enqueueFlow` gives it to the store: already checked. */
+export interface FlowJob extends EnqueueJob {
+  /** Its name in the flow. */
+  node: string;
+  /** The jobs it waits for: another job of this call (by index) or a job already stored. */
+  dependsOn: readonly FlowDependency[];
+}
+
+export type FlowDependency = {
+  /** How the waiting job names this parent (`job.parents()`'s key): the parent's node name,
+   *  or its id for a stored job. */
+  name: string;
+  onFailure: OnDependencyFailure;
+} & ({ index: number } | { jobId: string });
+
+/** A child a handler adds before it asks to continue. */
+export interface ChildJob extends EnqueueJob {
+  /** Unique among the job's children: a child whose key is there already is not added again. */
+  key: string;
+  onFailure: OnDependencyFailure;
+}
+
+/** One edge of a flow: `jobId` waits for `dependsOnId`. `role` says which way round the
+ *  handlers see it: a static flow's `parent`, or a `child` a handler added. */
+export interface JobDependency {
+  jobId: string;
+  dependsOnId: string;
+  name: string;
+  role: 'parent' | 'child';
+  onFailure: OnDependencyFailure;
+}
+
+export interface FlowRecord {
+  id: string;
+  name: string;
+  createdAt: Date;
+  /** Every job of the flow, by id, with its node name (a child's key for added children). */
+  jobs: Array<{ node: string; job: JobRecord }>;
+  edges: JobDependency[];
+}
+
 export interface EnqueueResult {
   job: JobRecord;
   /** false when a live job with the same unique key was returned instead. */
@@ -112,6 +158,12 @@ export interface Lease {
  *  `lastProgress`: the attempt's last report, not yet written (throttled), stored with it. */
 export type JobOutcome = Lease & { lastProgress?: ProgressReport } & (
     | { state: 'completed'; result: unknown }
+    /** The handler added `children` and continues once they have all ended: the row waits
+     *  (`waiting`, no lease, no slot) with one more attempt allowed, and becomes `pending`
+     *  when the last child ends (at once if none is left). A child whose key the job already
+     *  added (an earlier round) is not added again. Cancelled instead if a cancel was
+     *  requested. Children are in the job's flow (a new one, named after its kind, if none). */
+    | { state: 'waiting'; children: readonly ChildJob[] }
     | { state: 'retrying' | 'snoozed' | 'released'; error: JobErrorInfo; delayMs: number }
     | { state: 'dead' | 'skipped' | 'cancelled'; error: JobErrorInfo }
   );
@@ -290,7 +342,7 @@ export interface JobStore {
    *  Returns the changed rows, by id. */
   rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]>;
 
-  /** A pending or retrying job becomes `cancelled`. A running one is left to its worker, which
+  /** A pending, retrying or waiting job becomes `cancelled`. A running one is left to its worker, which
    *  is told: its `cancelRequestedAt` is set (kept if already set), its worker hears it by
    *  notification and at its next lease renewal, aborts the attempt and writes `cancelled`.
    *  The result says `cancelled: false` then, with the row as it stands. */
@@ -357,6 +409,23 @@ export interface JobStore {
    *  been missed), and `onCancel(jobId)` when a cancel is requested for a running job
    *  (whichever process holds it). Only when capabilities.notifications. */
   subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe>;
+
+  // Flows (src/flows): jobs that wait for jobs.
+
+  /** Inserts a flow's jobs and their edges at once, all or nothing. A job with parents waits
+   *  (`waiting`) until the last of them ends; one whose stored parents have all ended is due
+   *  (or follows its failure policy) at once. Throws JobNotFoundError, writing nothing, when a
+   *  stored parent does not exist. Jobs come back in input order. */
+  enqueueFlow(params: { name: string; jobs: readonly FlowJob[]; client?: SqlClient }): Promise<{ flowId: string; jobs: JobRecord[] }>;
+  /** What the job waits or waited for (its parents, or the children it added), with their
+   *  rows as they stand: what `job.parents()` and `job.children()` read. */
+  getJobDependencies(params: { id: string }): Promise<Array<JobDependency & { job: JobRecord }>>;
+  /** The flow with this id, or the one the job `jobId` belongs to; null if none. */
+  getFlow(params: { id: string } | { jobId: string }): Promise<FlowRecord | null>;
+  /** Cancels every job of the flow that no worker holds and has not ended (pending,
+   *  retrying, waiting), and asks the workers of the running ones to cancel them, as
+   *  `cancelJob` does, in one step. Null if there is no such flow. */
+  cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null>;
 
   close(): Promise<void>;
 }

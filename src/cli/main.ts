@@ -8,6 +8,7 @@ import { demoCommand } from './commands/demo.js';
 import { diagramCommand } from './commands/diagram.js';
 import { enqueueCommand } from './commands/enqueue.js';
 import { inspectCommand } from './commands/inspect.js';
+import { flowCommand } from './commands/flow.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -26,6 +27,7 @@ const program = createProgram([
   enqueueCommand(),
   jobsCommand(),
   jobCommand(),
+  flowCommand(),
   statsCommand(),
   retryCommand(),
   cancelCommand(),

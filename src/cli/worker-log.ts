@@ -43,6 +43,7 @@ const ENDINGS: Partial<Record<JobActorFinalState | 'released', { level: 'info' |
   snoozed: { level: 'info', says: 'snoozed' },
   skipped: { level: 'info', says: 'skipped' },
   cancelled: { level: 'info', says: 'cancelled' },
+  waiting: { level: 'info', says: 'added children, continues when they are done' },
 };
 
 /** The `inspect` observer that logs each job's start (at debug) and end. */

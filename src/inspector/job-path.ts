@@ -37,6 +37,9 @@ function waypoints(toState: JobEvent['toState'] | null, code: string | undefined
       return code === 'unknown_kind' ? ['skipping', 'skipped'] : ['running', 'skipping', 'skipped'];
     case 'cancelled':
       return ['running', 'cancelling', 'cancelled'];
+    case 'waiting':
+      // The handler asked to continue once the children it added are done (src/flows).
+      return ['running', 'suspending', 'waiting'];
     case 'pending':
       return [];
   }

@@ -4,6 +4,8 @@
  *   claimed ─start─▶ running ─resolved─▶ completing ─▶ completed
  *                      ├─ threw, attempts left ──────▶ failing ──▶ retrying
  *                      ├─ SnoozeJobError ─▶ snoozing ─▶ snoozed (the row waits again, no attempt spent)
+ *                      ├─ returned continueAfter(children) ─▶ suspending ─▶ waiting (children added; the row
+ *                      │    waits for them, no lease, no slot; runs again, no attempt spent, when the last ends)
  *                      ├─ spent / permanent / deadline on last attempt ─▶ dying ─▶ dead
  *                      ├─ past expiresAt (the deadline across attempts) ─▶ dying ─▶ dead
  *                      ├─ unknown kind / SkipJobError ─▶ skipping ─▶ skipped
@@ -18,11 +20,12 @@
  * only once the row says so. A write the store rejected for its lease ends in `lost`.
  */
 import { and, assign, setup } from 'xstate';
-import type { JobOutcome, Lease } from '../adapters/store.js';
+import type { ChildJob, JobOutcome, Lease } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
 import { InvalidResultError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
+import { ContinueAfter } from '../flows/continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
 import { LazyAbortController } from './lazy-abort.js';
 
@@ -70,8 +73,8 @@ export interface JobMachineInput {
 }
 
 /** The machine's final states. All but `lost` and `snoozed` (the row is `pending` again) are
- *  also row states. */
-export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'dead' | 'skipped' | 'cancelled' | 'lost';
+ *  also row states (`waiting` may be `pending` at once, when no child is left to wait for). */
+export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'waiting' | 'dead' | 'skipped' | 'cancelled' | 'lost';
 
 /** Kept small on purpose: every assign copies it. What never changes sits in `job`,
  *  `ports` and `policy`, shared or allocated once. */
@@ -86,6 +89,8 @@ export interface JobMachineContext extends JobMachineInput {
 export type JobMachineEvent =
   | { type: 'job.start' }
   | { type: 'handler.resolved'; result: unknown }
+  /** The handler returned `continueAfter(children)` (src/flows). */
+  | { type: 'handler.continue'; children: readonly ChildJob[] }
   | { type: 'handler.rejected'; error: unknown }
   | { type: 'lease.renewed'; applied: boolean; sentAt: number }
   | { type: 'lease.renewFailed'; error: unknown }
@@ -200,6 +205,7 @@ export const jobMachine = setup({
       }
       settled.then(
         (result) => {
+          if (result instanceof ContinueAfter) return sendIfActive(self, { type: 'handler.continue', children: result.children });
           // Read once, now: a result the store cannot hold, or one changed after it was
           // returned, must not reach the write (and every write batched with it).
           const data = toJsonData(result, 'result');
@@ -239,6 +245,13 @@ export const jobMachine = setup({
         ...lease(context.job),
         state: 'completed' as const,
         result: event.type === 'handler.resolved' ? (event.result ?? null) : null,
+      }),
+    }),
+    setWaiting: assign({
+      outcome: ({ context, event }) => ({
+        ...lease(context.job),
+        state: 'waiting' as const,
+        children: event.type === 'handler.continue' ? event.children : [],
       }),
     }),
     setRetry: assign(({ context, event }) => {
@@ -373,6 +386,7 @@ export const jobMachine = setup({
       },
       on: {
         'handler.resolved': { target: 'completing', actions: 'setCompleted' },
+        'handler.continue': { target: 'suspending', actions: 'setWaiting' },
         'handler.rejected': [
           { guard: 'isSkip', target: 'skipping', actions: 'setSkipped' },
           // A snooze past expiresAt waits all the same: the reaper or the next claim ends it.
@@ -394,6 +408,7 @@ export const jobMachine = setup({
     completing: writeState('completed'),
     failing: writeState('retrying'),
     snoozing: writeState('snoozed'),
+    suspending: writeState('waiting'),
     dying: writeState('dead'),
     skipping: writeState('skipped'),
     cancelling: writeState('cancelled'),
@@ -401,6 +416,7 @@ export const jobMachine = setup({
     completed: { type: 'final' },
     retrying: { type: 'final' },
     snoozed: { type: 'final' },
+    waiting: { type: 'final' },
     dead: { type: 'final' },
     skipped: { type: 'final' },
     cancelled: { type: 'final' },

@@ -12,6 +12,8 @@ export interface QueueCounters {
   dead: number;
   skipped: number;
   cancelled: number;
+  /** Attempts that added children and wait for them (flows): their jobs run again after. */
+  waiting: number;
   lost: number;
   rescued: number;
 }
@@ -22,7 +24,7 @@ export interface SupervisorCounters {
 }
 
 const zero = (): QueueCounters => ({
-  running: 0, claimed: 0, completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, lost: 0, rescued: 0,
+  running: 0, claimed: 0, completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, lost: 0, rescued: 0,
 });
 
 /** An `@xstate/store` store of the supervisor's live counters, read by the CLI and inspector. */

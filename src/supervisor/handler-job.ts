@@ -1,4 +1,6 @@
-import type { Lease } from '../adapters/store.js';
+import type { JobStore, Lease } from '../adapters/store.js';
+import { type ContinueAfter, continueAfter, dependencyOutcomes } from '../flows/continue-after.js';
+import type { ChildSpec, DependencyOutcome } from '../flows/flow-types.js';
 import type { Job } from '../queue.js';
 import type { ClaimedJob } from '../types.js';
 
@@ -17,8 +19,14 @@ export class HandlerJob<P = unknown> implements Job<P> {
   readonly record: ClaimedJob<P>;
   readonly #abort: { readonly signal: AbortSignal };
   readonly #progress: ProgressSink;
+  readonly #store: Pick<JobStore, 'getJobDependencies'>;
 
-  constructor(record: ClaimedJob<P>, abort: { readonly signal: AbortSignal }, progress: ProgressSink) {
+  constructor(
+    record: ClaimedJob<P>,
+    abort: { readonly signal: AbortSignal },
+    progress: ProgressSink,
+    store: Pick<JobStore, 'getJobDependencies'>,
+  ) {
     this.id = record.id;
     this.queue = record.queue;
     this.kind = record.kind;
@@ -28,6 +36,19 @@ export class HandlerJob<P = unknown> implements Job<P> {
     this.record = record;
     this.#abort = abort;
     this.#progress = progress;
+    this.#store = store;
+  }
+
+  parents<T extends Record<string, unknown>>(): Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }> {
+    return dependencyOutcomes(this.#store, this.id, 'parent') as Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }>;
+  }
+
+  children<T extends Record<string, unknown>>(): Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }> {
+    return dependencyOutcomes(this.#store, this.id, 'child') as Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }>;
+  }
+
+  continueAfter(children: Readonly<Record<string, ChildSpec>>): ContinueAfter {
+    return continueAfter(children);
   }
 
   get signal(): AbortSignal {

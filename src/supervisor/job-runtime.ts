@@ -6,7 +6,7 @@
  * `tell` it was given. It never calls back into the supervisor.
  */
 import { type Actor, createActor } from 'xstate';
-import type { JobOutcome, Lease, LeaseRenewal } from '../adapters/store.js';
+import type { JobOutcome, JobStore, Lease, LeaseRenewal } from '../adapters/store.js';
 import { exponentialBackoff } from '../machines/backoff.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
@@ -62,6 +62,8 @@ export interface JobRuntimeOptions {
   logger: Logger;
   metrics: SupervisorMetrics;
   progress: ProgressWriter;
+  /** Where a handler's `job.parents()` and `job.children()` read. */
+  store: Pick<JobStore, 'getJobDependencies'>;
   /** The installed OpenTelemetry SDK's tracer; undefined: no spans at all. */
   tracer: Tracer | undefined;
   writeRetryMs: number;
@@ -265,7 +267,7 @@ export class JobRuntime {
 
   private runHandler(queue: Queue, claimed: ClaimedJob, abort: { readonly signal: AbortSignal }): unknown {
     const handler = queue.handlers[claimed.kind]!;
-    const job = new HandlerJob(claimed, abort, this.reportProgress);
+    const job = new HandlerJob(claimed, abort, this.reportProgress, this.options.store);
     const entry = this.jobs.get(claimed.id);
     if (entry) entry.startedAt = this.options.clock.now();
     const tracer = this.options.tracer;

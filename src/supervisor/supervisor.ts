@@ -135,6 +135,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       logger: this.logger,
       metrics: this.metrics,
       progress: this.progress,
+      store: this.store,
       tracer: activeTracer(),
       writeRetryMs: settings.writeRetryMs,
       // The attempt's last progress report, if the throttle still holds it, goes with its outcome.

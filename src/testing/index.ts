@@ -10,6 +10,8 @@ export { advance, createTestClock, settle, TEST_EPOCH } from './clock.js';
 export { drain } from './drain.js';
 export type { DrainOptions } from './drain.js';
 export { runJob } from './run-job.js';
+export { runFlow } from './run-flow.js';
+export type { FlowRun, RunFlowOptions } from './run-flow.js';
 export type { JobRun, RunJobOptions } from './run-job.js';
 export { assertEnqueued, assertJobState, assertManyEnqueued, assertNotEnqueued } from './assertions.js';
 export type { EnqueuedMatch, ExpectedJob } from './assertions.js';

@@ -45,6 +45,7 @@ import { describeReleaseConformance } from './conformance-release.js';
 import { describeLimitsConformance } from './conformance-limits.js';
 import { describeRescueConformance } from './conformance-rescue.js';
 import { describeQueueConformance } from './conformance-queues.js';
+import { describeFlowConformance } from './conformance-flows.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -97,6 +98,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeRescueConformance(() => ({ store, clock }));
     describeReleaseConformance(() => ({ store, clock }));
     describeQueueConformance(() => ({ store, clock }));
+    describeFlowConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));
   });
@@ -252,7 +254,7 @@ export function conformanceKit(current: CurrentStore) {
   }
 
   /** A job moved into `state` by a worker (w1), in a queue with no other due job. */
-  async function jobIn(state: JobState, job: Partial<EnqueueJob> = {}): Promise<JobRecord> {
+  async function jobIn(state: Exclude<JobState, 'waiting'>, job: Partial<EnqueueJob> = {}): Promise<JobRecord> {
     const created = await enqueue(job);
     if (state === 'pending') return getJob(created.id);
     const claimed = await claimOne(created.queue);

@@ -24,6 +24,7 @@
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
 import { isPermanentStoreError } from '../../src/adapters/store-errors.js';
+import type { ChildJob } from '../../src/adapters/store.js';
 import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
@@ -123,6 +124,9 @@ export const HANDLER_ERRORS = {
   SnoozeJobError: new SnoozeJobError(TIMING.backoffMs),
 };
 
+/** What a handler that fans out returns (`continueAfter`): one child, then wait for it. */
+export const CHILDREN: readonly ChildJob[] = [{ queue: 'q', kind: 'child', payload: {}, maxAttempts: 1, key: 'c1', onFailure: 'cancel' }];
+
 /** What a write that can never succeed fails with: the statement, not the connection. */
 export const REFUSED_WRITE = Object.assign(new Error('index row size 2720 exceeds btree version 4 maximum 2704'), { code: '54000' });
 
@@ -198,6 +202,9 @@ export function decide(config: JobModelConfig, now: number, event: ModelEvent): 
   switch (event.type) {
     case 'handler.resolved':
       return { to: 'completed', code: null, result: event.result };
+    case 'handler.continue':
+      // Children added (docs/workflows.md): the row waits for them, no attempt spent.
+      return { to: 'waiting', code: null };
     case 'handler.rejected':
       if (event.error instanceof SkipJobError) return { to: 'skipped', code: 'skipped' };
       if (event.error instanceof SnoozeJobError) return { to: 'pending', code: 'snoozed' };
@@ -269,7 +276,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         // A timer overdue after a pause fires at once on resume: time does not go back.
         world.now = Math.max(world.now, timer.dueAt);
         world.timers = world.timers.filter((t) => t !== timer);
-      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected') {
+      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected' || event.type === 'handler.continue') {
         world.handlerRunning = false;
       } else if (event.type === 'lease.renewed') {
         world.renewalSentAt = null;
@@ -311,7 +318,7 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   if (machine.status !== 'active') return [];
   const events: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
   if (world.handlerRunning) {
-    events.push({ type: 'handler.resolved', result: { photos: 20 } });
+    events.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
     for (const error of Object.values(HANDLER_ERRORS)) events.push({ type: 'handler.rejected', error });
   }
   // A renewal's answer, or its failure, while the job holds its lease. One that comes during

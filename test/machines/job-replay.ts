@@ -13,6 +13,7 @@
  * ahead of the simulated clock that drives the actor's timers: nothing fires until the next
  * step, and a timer step first lets the timers catch up.
  */
+import { ContinueAfter } from '../../src/flows/continue-after.js';
 import { expect } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import type { JobOutcome, JobStore, Lease } from '../../src/adapters/store.js';
@@ -160,6 +161,9 @@ export async function replayJobPath(
         case 'handler.rejected':
           handler.reject(event.error);
           break;
+        case 'handler.continue':
+          handler.resolve(new ContinueAfter(event.children));
+          break;
         case 'lease.renewed': {
           const sent = inFlight.renewal!;
           if (!event.applied) await steal();
@@ -251,15 +255,15 @@ function expectRowMatchesActor(
     const expected = decided!;
     expect(row, `${at}: final row`).toMatchObject({ state: expected.to, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
     if (expected.to === 'completed') expect(row.result, `${at}: result`).toEqual(expected.result);
-    else expect(row.error?.code, `${at}: error code`).toBe(expected.code);
+    else expect(row.error?.code ?? null, `${at}: error code`).toBe(expected.code);
     // A retry waits the backoff, a snooze its delay, a release nothing: after the store's now
     // when it wrote the outcome.
     const released = expected.code === 'worker_shutdown';
     if (expected.to === 'retrying' || expected.to === 'pending') {
       expect(row.runAt.getTime(), `${at}: runAt`).toBe(writtenAt! + (released ? 0 : TIMING.backoffMs));
     }
-    // A snooze or a release spends no attempt: one more is allowed.
-    const spends = expected.to !== 'pending' && !released;
+    // A snooze, a release or a wait for children spends no attempt: one more is allowed.
+    const spends = expected.to !== 'pending' && expected.to !== 'waiting' && !released;
     expect(row.maxAttempts, `${at}: maxAttempts`).toBe(job.maxAttempts + (spends ? 0 : 1));
   }
 }

@@ -55,7 +55,7 @@ export class LeaseObserver {
   /** The store as worker `index` sees it: every call observed and tallied for it. */
   for(index: number): JobStore {
     const tally: WorkerTally = {
-      claimed: 0, rescued: 0, refused: 0, applied: { completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0 },
+      claimed: 0, rescued: 0, refused: 0, applied: { completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0 },
     };
     this.tallies[index] = tally;
     const observed: Partial<JobStore> = {

@@ -7,7 +7,7 @@
  * SQL statement is.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidOptionError, JobExpired } from '../../errors.js';
+import { InvalidOptionError, JobExpired, JobNotFoundError } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import { rescueLimit } from '../rescue-limit.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
@@ -18,7 +18,11 @@ import type {
   CountJobTransitionsParams,
   EnqueueJob,
   EnqueueResult,
+  ChildJob,
+  FlowJob,
+  FlowRecord,
   JobCount,
+  JobDependency,
   JobEventEntry,
   JobOutcome,
   JobPage,
@@ -44,6 +48,7 @@ import type {
   Unsubscribe,
 } from '../store.js';
 import { WORKER_FORGET_MS } from '../store.js';
+import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
 import { assertEnqueueJob } from '../../validation.js';
 
@@ -84,6 +89,8 @@ export class MemoryStore implements JobStore {
   readonly #workers = new Map<string, WorkerInfo>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
+  /** Flows: what waits for what (src/flows). */
+  readonly #graph = new MemoryFlowGraph();
   #nextId = 1;
   #nextEventId = 1;
 
@@ -177,6 +184,10 @@ export class MemoryStore implements JobStore {
       const job = this.#leased(outcome);
       if (!job) return false;
       if (outcome.lastProgress) this.#setProgress(job, outcome.lastProgress, now);
+      if (outcome.state === 'waiting') {
+        this.#waitForChildren(job, outcome.children, now);
+        return true;
+      }
       let to: JobState = outcome.state === 'snoozed' ? 'pending' : outcome.state === 'released' ? 'retrying' : outcome.state;
       if (job.cancelRequestedAt !== null && (to === 'retrying' || to === 'pending')) {
         // The job was to run again, but a cancel was asked for meanwhile: the request wins.
@@ -249,7 +260,7 @@ export class MemoryStore implements JobStore {
       this.#notifyCancel(job.id);
       return { job: copyJob(job), cancelled: false };
     }
-    if (job.state !== 'pending' && job.state !== 'retrying') return { job: copyJob(job), cancelled: false };
+    if (job.state !== 'pending' && job.state !== 'retrying' && job.state !== 'waiting') return { job: copyJob(job), cancelled: false };
     const now = this.#now();
     const from = job.state;
     job.error = { ...CANCELLED_BY_REQUEST };
@@ -460,6 +471,76 @@ export class MemoryStore implements JobStore {
     return applied;
   }
 
+  async enqueueFlow(params: { name: string; jobs: readonly FlowJob[]; client?: SqlClient }): Promise<{ flowId: string; jobs: JobRecord[] }> {
+    if (params.client !== undefined) {
+      throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
+    }
+    // Checked before anything is written, as the SQL function's rollback would leave nothing.
+    for (const job of params.jobs) {
+      for (const dep of job.dependsOn) if ('jobId' in dep && !this.#jobs.has(dep.jobId)) throw new JobNotFoundError(dep.jobId);
+    }
+    const now = this.#now();
+    const flowId = this.#graph.addFlow(params.name, now);
+    const woken = new Set<string>();
+    const ids = params.jobs.map((input) => {
+      const state = input.dependsOn.length > 0 ? 'waiting' : 'pending';
+      const { job } = this.#insert({ ...input, uniqueKey: null }, now, woken, { state, flowId, node: input.node });
+      if (input.dependsOn.length > 0) this.#graph.open.set(job.id, input.dependsOn.length);
+      return job.id;
+    });
+    const stored = new Set<string>();
+    params.jobs.forEach((input, i) => {
+      for (const dep of input.dependsOn) {
+        const dependsOnId = 'index' in dep ? ids[dep.index]! : dep.jobId;
+        if ('jobId' in dep) stored.add(dep.jobId);
+        this.#graph.addEdge({ jobId: ids[i]!, dependsOnId, name: dep.name, role: 'parent', onFailure: dep.onFailure });
+      }
+    });
+    // Stored parents that ended already: replayed for the new jobs only.
+    const only = new Set(ids);
+    for (const id of [...stored].sort((a, b) => Number(a) - Number(b))) {
+      const parent = this.#jobs.get(id)!;
+      if (FINAL_JOB_STATES.includes(parent.state)) this.#releaseDependents(parent, now, only);
+    }
+    this.#wake(ids.map((id) => this.#jobs.get(id)!).filter((job) => job.state === 'pending').map((job) => job.queue));
+    return { flowId, jobs: ids.map((id) => copyJob(this.#jobs.get(id)!)) };
+  }
+
+  async getJobDependencies(params: { id: string }): Promise<Array<JobDependency & { job: JobRecord }>> {
+    return (this.#graph.dependencies.get(params.id) ?? [])
+      .filter((edge) => this.#jobs.has(edge.dependsOnId))
+      .sort((a, b) => Number(a.dependsOnId) - Number(b.dependsOnId))
+      .map((edge) => ({ ...edge, job: copyJob(this.#jobs.get(edge.dependsOnId)!) }));
+  }
+
+  async getFlow(params: { id: string } | { jobId: string }): Promise<FlowRecord | null> {
+    const flowId = 'id' in params ? params.id : this.#graph.membership.get(params.jobId)?.flowId;
+    return flowId === undefined ? null : this.#graph.flowOf(flowId, (id) => this.#flowJobs(id));
+  }
+
+  async cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null> {
+    if (!this.#graph.flows.has(params.id)) return null;
+    const now = this.#now();
+    const jobs = this.#flowJobs(params.id).map(({ job }) => this.#jobs.get(job.id)!);
+    // As one SQL statement: every row first, then the history (and what it sets off).
+    const cancelled: Array<{ job: JobRecord; from: JobState }> = [];
+    let requested = 0;
+    for (const job of jobs) {
+      if (job.state === 'running') {
+        job.cancelRequestedAt ??= now;
+        job.updatedAt = now;
+        this.#notifyCancel(job.id);
+        requested += 1;
+      } else if (job.state === 'pending' || job.state === 'retrying' || job.state === 'waiting') {
+        cancelled.push({ job, from: job.state });
+        job.error = { code: 'cancelled', message: 'flow cancelled by request' };
+        this.#setState(job, 'cancelled', now);
+      }
+    }
+    for (const { job, from } of cancelled) this.#appendEvent(job, from, job.error, now, null);
+    return { cancelled: cancelled.length, requested };
+  }
+
   async subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
     const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
@@ -486,7 +567,12 @@ export class MemoryStore implements JobStore {
   }
 
   /** Inserts one job, or answers the live holder of its unique key. */
-  #insert(input: EnqueueJob, now: Date, woken: Set<string>): EnqueueResult {
+  #insert(
+    input: EnqueueJob,
+    now: Date,
+    woken: Set<string>,
+    flow?: { state: 'pending' | 'waiting'; flowId: string; node: string },
+  ): EnqueueResult {
     const uniqueKey = input.uniqueKey ?? null;
     if (uniqueKey !== null) {
       const existingId = this.#liveKeys.get(keyOf(input.queue, uniqueKey));
@@ -498,7 +584,7 @@ export class MemoryStore implements JobStore {
       queue: input.queue,
       kind: input.kind,
       payload: toJson(input.payload),
-      state: 'pending',
+      state: flow?.state ?? 'pending',
       priority: input.priority ?? 0,
       runAt: input.runAt ? new Date(input.runAt.getTime()) : now,
       attempt: 0,
@@ -521,6 +607,7 @@ export class MemoryStore implements JobStore {
     this.#jobs.set(job.id, job);
     this.#recordQueue(job.queue, now);
     this.#events.set(job.id, []);
+    if (flow) this.#graph.membership.set(job.id, { flowId: flow.flowId, node: flow.node });
     if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);
     this.#appendEvent(job, null, null, now);
     woken.add(job.queue);
@@ -571,6 +658,7 @@ export class MemoryStore implements JobStore {
     for (const event of this.#events.get(job.id) ?? []) this.#eventLog.delete(Number(event.id));
     this.#jobs.delete(job.id);
     this.#events.delete(job.id);
+    this.#graph.forget(job.id);
   }
 
   #setState(job: JobRecord, to: JobState, now: Date): void {
@@ -604,6 +692,92 @@ export class MemoryStore implements JobStore {
     };
     this.#events.get(job.id)?.push(entry);
     this.#eventLog.set(id, entry);
+    // As the SQL stores' trigger (migration 0009): a job others wait for has ended.
+    const ended = FINAL_JOB_STATES.includes(job.state) && (fromState === null || !FINAL_JOB_STATES.includes(fromState));
+    if (ended && this.#graph.dependents.has(job.id)) this.#releaseDependents(job, at);
+  }
+
+  /** The end of `dep` as its waiting dependents see it (only those in `only`, when given):
+   *  each one's count goes down, and it is due when that reaches 0; or, when `dep` did not
+   *  complete, it follows its edge's failure policy. Dependents in id order, as SQL locks them. */
+  #releaseDependents(dep: JobRecord, at: Date, only?: ReadonlySet<string>): void {
+    const edges = [...(this.#graph.dependents.get(dep.id) ?? [])].sort((a, b) => Number(a.jobId) - Number(b.jobId));
+    for (const edge of edges) {
+      const job = this.#jobs.get(edge.jobId);
+      if (!job || job.state !== 'waiting' || (only && !only.has(job.id))) continue;
+      const open = this.#graph.open.get(job.id) ?? 0;
+      if (dep.state === 'completed' || edge.onFailure === 'run') {
+        if (open > 1) {
+          this.#graph.open.set(job.id, open - 1);
+          continue;
+        }
+        this.#graph.open.set(job.id, 0);
+        const failed = (this.#graph.dependencies.get(job.id) ?? [])
+          .map((e) => ({ e, parent: this.#jobs.get(e.dependsOnId) }))
+          .filter(({ parent }) => parent !== undefined && parent.state !== 'completed')
+          .sort((a, b) => Number(a.e.dependsOnId) - Number(b.e.dependsOnId));
+        const reason: JobErrorInfo | null =
+          failed.length === 0
+            ? null
+            : {
+                code: 'dependency_failed',
+                message: `${failed.map(({ e, parent }) => `${e.role} "${e.name}" (job ${parent!.id}) ended ${parent!.state}`).join('; ')}; runs anyway (onFailure: run)`,
+              };
+        this.#setState(job, 'pending', at);
+        this.#appendEvent(job, 'waiting', reason, at, null);
+        this.#wake([job.queue]);
+      } else {
+        const ended: JobState = edge.onFailure === 'die' ? 'dead' : 'cancelled';
+        this.#graph.open.set(job.id, open - 1);
+        job.error = {
+          code: 'dependency_failed',
+          message: `${edge.role} "${edge.name}" (job ${dep.id}) ended ${dep.state}; ${ended === 'dead' ? 'dies' : 'cancelled'} (onFailure: ${edge.onFailure})`,
+        };
+        this.#setState(job, ended, at);
+        // Its own dependents follow from here.
+        this.#appendEvent(job, 'waiting', job.error, at, null);
+      }
+    }
+  }
+
+  /** The `waiting` outcome: the children whose keys are new, then the row waits for every
+   *  child that has not ended (due at once if none), with one more attempt allowed. */
+  #waitForChildren(job: JobRecord, children: readonly ChildJob[], now: Date): void {
+    if (job.cancelRequestedAt !== null) {
+      job.error = { ...CANCELLED_BY_REQUEST };
+      this.#moveFromRunning(job, 'cancelled', now);
+      return;
+    }
+    let member = this.#graph.membership.get(job.id);
+    if (!member) {
+      member = { flowId: this.#graph.addFlow(job.kind, now), node: job.kind };
+      this.#graph.membership.set(job.id, member);
+    }
+    const woken = new Set<string>();
+    for (const child of children) {
+      if (this.#graph.hasDependency(job.id, child.key)) continue;
+      const { job: added } = this.#insert({ ...child, uniqueKey: null }, now, woken, { state: 'pending', flowId: member.flowId, node: child.key });
+      this.#graph.addEdge({ jobId: job.id, dependsOnId: added.id, name: child.key, role: 'child', onFailure: child.onFailure });
+    }
+    const open = (this.#graph.dependencies.get(job.id) ?? []).filter(
+      (edge) => edge.role === 'child' && !FINAL_JOB_STATES.includes(this.#jobs.get(edge.dependsOnId)?.state ?? 'completed'),
+    ).length;
+    this.#graph.open.set(job.id, open);
+    job.maxAttempts += 1;
+    job.runAt = now;
+    job.error = null;
+    this.#moveFromRunning(job, open > 0 ? 'waiting' : 'pending', now);
+    if (open === 0) woken.add(job.queue);
+    this.#wake(woken);
+  }
+
+  #flowJobs(flowId: string): FlowRecord['jobs'] {
+    const jobs: FlowRecord['jobs'] = [];
+    for (const job of this.#jobs.values()) {
+      const member = this.#graph.membership.get(job.id);
+      if (member?.flowId === flowId) jobs.push({ node: member.node, job: copyJob(job) });
+    }
+    return jobs;
   }
 
   #wake(queues: Iterable<string>): void {

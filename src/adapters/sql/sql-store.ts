@@ -9,7 +9,10 @@ import type {
   CountJobTransitionsParams,
   EnqueueJob,
   EnqueueResult,
+  FlowJob,
+  FlowRecord,
   JobCount,
+  JobDependency,
   JobEventEntry,
   JobOutcome,
   JobPage,
@@ -39,7 +42,9 @@ import { claimAlert } from './queries/claim-alert.js';
 import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { deleteJob } from './queries/delete-job.js';
-import { enqueueJobs } from './queries/enqueue-jobs.js';
+import { enqueueJobs, toInput } from './queries/enqueue-jobs.js';
+import { enqueueFlow } from './queries/enqueue-flow.js';
+import { cancelFlow, getFlow, getJobDependencies, waitForChildren } from './queries/flow-reads.js';
 import { enqueueScheduledJobs } from './queries/enqueue-scheduled-jobs.js';
 import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
 import { getSchedules } from './queries/get-schedules.js';
@@ -112,8 +117,27 @@ export class SqlJobStore implements JobStore {
     return setProgressIfRunning(this.#ctx, params);
   }
 
-  setStatesIfRunning(params: { outcomes: readonly JobOutcome[] }): Promise<boolean[]> {
-    return setStatesIfRunning(this.#ctx, params);
+  async setStatesIfRunning(params: { outcomes: readonly JobOutcome[] }): Promise<boolean[]> {
+    // A `waiting` outcome adds jobs: it has a statement of its own (wait_for_children), so
+    // the batched one for every other outcome keeps its shape.
+    if (!params.outcomes.some((o) => o.state === 'waiting')) return setStatesIfRunning(this.#ctx, params);
+    const others = params.outcomes.filter((o) => o.state !== 'waiting');
+    const [applied, waits] = await Promise.all([
+      setStatesIfRunning(this.#ctx, { outcomes: others }),
+      Promise.all(
+        params.outcomes.map((o) =>
+          o.state === 'waiting'
+            ? waitForChildren(this.#ctx, {
+                id: o.id,
+                leaseToken: o.leaseToken,
+                children: JSON.stringify(o.children.map((child, i) => ({ ...toInput(i, child), key: child.key, on_failure: child.onFailure }))),
+              }).then((state) => state !== null)
+            : undefined,
+        ),
+      ),
+    ]);
+    let next = 0;
+    return waits.map((waited) => waited ?? applied[next++]!);
   }
 
   rescueExpiredJobs(params?: RescueParams): Promise<JobRecord[]> {
@@ -202,6 +226,22 @@ export class SqlJobStore implements JobStore {
 
   enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {
     return enqueueScheduledJobs(this.#ctx, params);
+  }
+
+  enqueueFlow(params: { name: string; jobs: readonly FlowJob[]; client?: SqlClient }): Promise<{ flowId: string; jobs: JobRecord[] }> {
+    return enqueueFlow(this.#ctx, params);
+  }
+
+  getJobDependencies(params: { id: string }): Promise<Array<JobDependency & { job: JobRecord }>> {
+    return getJobDependencies(this.#ctx, params);
+  }
+
+  getFlow(params: { id: string } | { jobId: string }): Promise<FlowRecord | null> {
+    return getFlow(this.#ctx, params);
+  }
+
+  cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null> {
+    return cancelFlow(this.#ctx, params);
   }
 
   subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {

@@ -9,7 +9,8 @@ import { CANCEL_PAYLOAD_PREFIX } from '../wake-hub.js';
 export const CANCELLED_BY_REQUEST = '{"code": "cancelled", "message": "cancelled by request"}';
 
 /**
- * Cancels a job that no worker holds. The row is locked first, so the answer shows the state
+ * Cancels a job that no worker holds (pending, retrying, or waiting in a flow: the jobs that
+ * wait for it follow their failure policy, by migration 0009's trigger). The row is locked first, so the answer shows the state
  * the decision was made on. A running job is left to its worker, which is told: the request
  * is kept on the row (its first time), which the worker's next renewal reports, and a NOTIFY
  * on the wake-up channel (`!cancel:<id>`, a payload no queue name can be) tells it at once.
@@ -25,7 +26,7 @@ cancelled as (
   update ${s.quoted}.jobs j
   set state = 'cancelled', error = '${CANCELLED_BY_REQUEST}', finished_at = ${NOW}, updated_at = ${NOW}
   from target t
-  where j.id = t.id and t.state in ('pending', 'retrying')
+  where j.id = t.id and t.state in ('pending', 'retrying', 'waiting')
   returning j.*, t.state as from_state
 ),
 requested as (

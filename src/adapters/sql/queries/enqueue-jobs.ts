@@ -80,7 +80,7 @@ async function runEnqueue(
   });
 }
 
-async function asPayloadError<T>(enqueue: () => Promise<T>): Promise<T> {
+export async function asPayloadError<T>(enqueue: () => Promise<T>): Promise<T> {
   try {
     return await enqueue();
   } catch (error) {

@@ -11,7 +11,8 @@ import { defineStatement } from '../statement.js';
  * - the oldest runAt is the first entry of one of the queue's priority levels in
  *   jobs_claim_idx (queue, priority desc, run_at): a probe per level, levels found by another
  *   loose scan, instead of reading the whole backlog;
- * - running rows are few (workers' concurrency) and come from the reaper's partial index.
+ * - running rows are few (workers' concurrency) and come from the reaper's partial index;
+ *   waiting rows (flows) from jobs_waiting_idx (migration 0009).
  * Rows: (queue, state, count) per count, (queue, null, null, oldest_run_at) per queue.
  */
 export const GET_QUEUE_BACKLOGS = defineStatement(
@@ -59,6 +60,10 @@ select queue, 'running', least(count(*), $1::int)::int, null
 from ${s.quoted}.jobs where state = 'running'
 group by queue
 union all
+select queue, 'waiting', least(count(*), $1::int)::int, null
+from ${s.quoted}.jobs where state = 'waiting'
+group by queue
+union all
 select u.queue, u.state,
   (select count(*)::int from (select from ${s.quoted}.jobs j
     where j.state = u.state and j.state in ('dead', 'skipped', 'cancelled') and j.queue = u.queue limit $1::int) c),
@@ -68,7 +73,7 @@ from unhappy_queues u where u.queue is not null
 );
 
 const DEFAULT_MAX_COUNT = 10_000;
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'];
+const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting'];
 
 interface BacklogRow {
   queue: string;

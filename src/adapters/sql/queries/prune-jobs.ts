@@ -17,6 +17,9 @@ with pruned as (
 history as (
   delete from ${s.quoted}.job_events where job_id in (select id from pruned)
 ),
+dependencies as (
+  delete from ${s.quoted}.job_deps where job_id in (select id from pruned)
+),
 alerts as (
   delete from ${s.quoted}.alerts where sent_at < $2::timestamptz
 )

@@ -77,7 +77,7 @@ export async function setStatesIfRunning(
       token: o.leaseToken,
       state: o.state,
       result: o.state === 'completed' ? o.result : null,
-      error: o.state === 'completed' ? null : o.error,
+      error: 'error' in o ? o.error : null,
       delay_ms: o.state === 'retrying' || o.state === 'snoozed' || o.state === 'released' ? o.delayMs : null,
       ...(o.lastProgress && { percent: o.lastProgress.percent, message: o.lastProgress.message }),
     })),
