@@ -512,10 +512,10 @@ describe('supervisor: lifecycle', () => {
     expect(await next.drain()).toBe(5);
   });
 
-  it('stop() also aborts the jobs of a claim that was still in flight when the grace period ran out', async () => {
-    let aborted = 0;
+  it('stop() gives back, never starting them, the jobs of a claim that was still in flight', async () => {
+    let started = 0;
     const { clock, store, queue, supervisor } = setup({
-      handlers: { j: ({ signal }: Job) => new Promise((_, reject) => signal.addEventListener('abort', () => { aborted += 1; reject(new Error('aborted')); })) },
+      handlers: { j: () => { started += 1; return new Promise(() => {}); } },
     });
     const { job } = await queue.enqueue(store, 'j', {});
     const slowStore = deferred<void>();
@@ -533,7 +533,7 @@ describe('supervisor: lifecycle', () => {
     await advance(clock, 2_000);
     slowStore.resolve();
     await advance(clock, 1_000);
-    expect(aborted).toBe(1);
+    expect(started).toBe(0);
     expect(stopped).toBe(true);
     expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'retrying', error: { code: 'worker_shutdown' } });
   });
