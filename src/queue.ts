@@ -7,15 +7,14 @@ import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
 import { traceEnqueue } from './telemetry/tracing.js';
 import type { ClaimedJob, JobRecord } from './types.js';
 import {
-  assertInteger,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_TIMER_MS,
+  assertEnqueueJob,
   assertJsonPayload,
-  assertKey,
+  assertMaxAttempts,
   assertName,
   assertPositiveInt,
   assertTimerMs,
-  assertValidDate,
-  DEFAULT_MAX_PAYLOAD_BYTES,
-  MAX_TIMER_MS,
 } from './validation.js';
 
 /** What a handler receives for one attempt. */
@@ -224,31 +223,20 @@ export function buildEnqueueJob(
     maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
   },
 ): EnqueueJob {
-  assertName('queue', queue);
-  assertName('kind', kind);
   assertJsonPayload(payload, settings.maxPayloadBytes);
-  if (options.priority !== undefined) assertInteger('priority', options.priority);
-  if (options.runAt !== undefined) assertValidDate('runAt', options.runAt);
-  if (options.maxAttempts !== undefined) assertPositiveInt('maxAttempts', options.maxAttempts);
-  if (options.uniqueKey !== undefined) assertKey('uniqueKey', options.uniqueKey);
-  if (options.concurrencyKey !== undefined) assertKey('concurrencyKey', options.concurrencyKey);
-  if (options.expiresAt !== undefined) {
-    assertValidDate('expiresAt', options.expiresAt);
-    if (options.runAt !== undefined && options.expiresAt <= options.runAt) {
-      throw new InvalidOptionError('expiresAt', `must be after runAt (${options.runAt.toISOString()}), got ${options.expiresAt.toISOString()}`);
-    }
-  }
-  return {
+  const job: EnqueueJob = {
     queue,
     kind,
     payload: payload ?? null,
-    priority: options.priority ?? 0,
-    ...(options.runAt ? { runAt: options.runAt } : {}),
-    maxAttempts: options.maxAttempts ?? settings.maxAttempts,
-    uniqueKey: options.uniqueKey ?? null,
-    concurrencyKey: options.concurrencyKey ?? null,
-    ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
+    priority: options.priority === undefined ? 0 : options.priority,
+    ...(options.runAt !== undefined ? { runAt: options.runAt } : {}),
+    maxAttempts: options.maxAttempts === undefined ? settings.maxAttempts : options.maxAttempts,
+    uniqueKey: options.uniqueKey === undefined ? null : options.uniqueKey,
+    concurrencyKey: options.concurrencyKey === undefined ? null : options.concurrencyKey,
+    ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
   };
+  assertEnqueueJob(job);
+  return job;
 }
 
 export const DEFAULTS = {
@@ -266,7 +254,7 @@ function resolveQueueSettings(
   const concurrency = options.concurrency ?? DEFAULTS.concurrency;
   assertPositiveInt(at('concurrency'), concurrency);
   const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
-  assertPositiveInt(at('maxAttempts'), maxAttempts);
+  assertMaxAttempts(at('maxAttempts'), maxAttempts);
   const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
   assertPositiveInt(at('leaseMs'), leaseMs);
   const heartbeatMs = options.heartbeatMs ?? Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(leaseMs / 3)));

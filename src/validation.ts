@@ -1,3 +1,4 @@
+import type { EnqueueJob } from './adapters/store.js';
 import { InvalidOptionError, InvalidPayloadError } from './errors.js';
 
 /** Queue and kind names: what a CLI argument, a log line and a URL can carry unescaped. */
@@ -24,9 +25,33 @@ export function assertNonNegativeNumber(what: string, value: unknown): asserts v
   }
 }
 
-export function assertInteger(what: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw new InvalidOptionError(what, `must be an integer, got ${String(value)}`);
+/** The most attempts a job may have: far below the column's 2^31 - 1, so that the attempt a
+ *  snooze or a shutdown release gives back can never overflow it. */
+export const MAX_ATTEMPTS = 1_000_000;
+
+export function assertMaxAttempts(what: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_ATTEMPTS) {
+    throw new InvalidOptionError(what, `must be an integer from 1 to ${MAX_ATTEMPTS}, got ${String(value)}`);
+  }
+}
+
+/** A job's priority: the store's 32-bit integer column. */
+export function assertPriority(value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < -2_147_483_648 || value > 2_147_483_647) {
+    throw new InvalidOptionError('priority', `must be an integer from -2147483648 to 2147483647, got ${String(value)}`);
+  }
+}
+
+/** Years 1 to 9999: what every store, and an ISO 8601 string, can hold. */
+const EARLIEST_DATE = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_DATE = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A time a job row keeps (`runAt`, `expiresAt`). */
+export function assertStorableDate(what: string, value: unknown): asserts value is Date {
+  assertValidDate(what, value);
+  const t = value.getTime();
+  if (t < EARLIEST_DATE || t > LATEST_DATE) {
+    throw new InvalidOptionError(what, `must be in the years 1 to 9999, got ${value.toISOString()}`);
   }
 }
 
@@ -193,5 +218,24 @@ function walk(value: unknown, path: string, ancestors: Set<object>, afterToJson 
     }
     default:
       return;
+  }
+}
+
+/** A job as a store takes it: every name, key, number and time within what every store can
+ *  hold, checked before anything is written. The queue's `enqueue` checks the payload too;
+ *  a store checks this much itself, for callers of `store.enqueueJobs`. */
+export function assertEnqueueJob(job: EnqueueJob): void {
+  assertName('queue', job.queue);
+  assertName('kind', job.kind);
+  if (job.priority !== undefined) assertPriority(job.priority);
+  assertMaxAttempts('maxAttempts', job.maxAttempts);
+  if (job.runAt !== undefined) assertStorableDate('runAt', job.runAt);
+  if (job.uniqueKey !== undefined && job.uniqueKey !== null) assertKey('uniqueKey', job.uniqueKey);
+  if (job.concurrencyKey !== undefined && job.concurrencyKey !== null) assertKey('concurrencyKey', job.concurrencyKey);
+  if (job.expiresAt !== undefined && job.expiresAt !== null) {
+    assertStorableDate('expiresAt', job.expiresAt);
+    if (job.runAt !== undefined && job.expiresAt <= job.runAt) {
+      throw new InvalidOptionError('expiresAt', `must be after runAt (${job.runAt.toISOString()}), got ${job.expiresAt.toISOString()}`);
+    }
   }
 }

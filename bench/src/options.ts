@@ -5,6 +5,9 @@ import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
 export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+/** A full run's: all but schedules, which runs on its own (its figures are kept in
+ *  results/schedules.json, and the report takes them from there). */
+const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules');
 
 export interface Sizes {
   enqueueJobs: number;
@@ -77,7 +80,7 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
-  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules)
   --concurrency 10,50     drain concurrencies (default 10,50)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
@@ -111,8 +114,8 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     process.exit(0);
   }
   const quick = values.quick ?? false;
-  const list = <T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] => {
-    if (raw === undefined) return [...allowed];
+  const list = <T extends string>(raw: string | undefined, allowed: readonly T[], what: string, fallback: readonly T[] = allowed): T[] => {
+    if (raw === undefined) return [...fallback];
     const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
     for (const item of items) {
       if (!allowed.includes(item as T)) throw new Error(`unknown ${what} "${item}"; one of ${allowed.join(', ')}`);
@@ -126,7 +129,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     return n;
   };
   const systems = list(values.systems, SYSTEM_NAMES, 'system');
-  const scenarios = list(values.scenarios, SCENARIO_NAMES, 'scenario');
+  const scenarios = list(values.scenarios, SCENARIO_NAMES, 'scenario', DEFAULT_SCENARIOS);
   const concurrencies = (values.concurrency ?? '10,50').split(',').map((c) => positiveInt(c, 0, '--concurrency'));
   const runs = Math.max(1, positiveInt(values.runs, quick ? 1 : 3, '--runs'));
   const jobvisorRoots = (values['jobvisor-root'] ?? ['..'])

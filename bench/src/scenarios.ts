@@ -96,7 +96,7 @@ async function drain(spec: RunSpec, sys: BenchSystem, admin: pg.Client): Promise
   const server = await openServerWindow(admin, spec.schema, '');
   const t0 = performance.now();
   await sys.startWorker({ concurrency, layout, onJob });
-  await withTimeout(allHandled.promise, 120_000, `${measure} handlers to run`);
+  await withTimeout(allHandled.promise, 400_000, `${measure} handlers to run`);
   const handlersMs = performance.now() - firstStart;
   let polls = 0;
   await until(async () => (polls++, (await sys.completedCount()) >= warmup + measure), 2, 120_000, 'completions');

@@ -68,6 +68,11 @@ export interface ServerWindow {
  * taken at `markCpu()` (the first handler's start), or now if it is never called.
  */
 export async function openServerWindow(admin: pg.Client, schema: string, prefix: string): Promise<ServerWindow> {
+  // A temporary replication slot keeps the window's WAL until it is read: a checkpoint in the
+  // window (timed, or another session's) would otherwise recycle the segments it starts in.
+  // Temporary: the server drops it when this session ends, whatever happens to the run.
+  const slot = `jvbench_${process.pid}_${++slots}`;
+  await admin.query('select pg_create_physical_replication_slot($1, true, true)', [slot]);
   const lsn0 = await insertLsn(admin);
   const pids = [...postgresTicks().keys()];
   let cpu0 = postgresTicks(pids);
@@ -88,6 +93,7 @@ export async function openServerWindow(admin: pg.Client, schema: string, prefix:
       }
       const lsn1 = await insertLsn(admin);
       const wal = await walOfSchema(admin, schema, lsn0, lsn1);
+      await admin.query('select pg_drop_replication_slot($1)', [slot]);
       // `pgCpuPerJobUs` with no prefix, `enqueuePgCpuPerJobUs` with one.
       const key = (name: string) => (prefix ? `${prefix}${name}` : `${name[0]!.toLowerCase()}${name.slice(1)}`);
       return {
@@ -109,6 +115,7 @@ async function insertLsn(admin: pg.Client): Promise<string> {
 }
 
 let walinspectReady = false;
+let slots = 0;
 
 /** pg_walinspect lives in a schema of its own in the bench's database, made once. */
 async function ensureWalinspect(admin: pg.Client): Promise<void> {

@@ -274,6 +274,28 @@ export interface QueueInfo {
   pausedAt: Date | null;
 }
 
+/** What a supervisor says of itself at each heartbeat (`recordWorker`). */
+export interface WorkerHeartbeat {
+  workerId: string;
+  host: string;
+  pid: number;
+  queues: readonly string[];
+  /** Jobs it holds now (claimed and not yet finished). */
+  running: number;
+}
+
+/** A supervisor on the store, as last recorded. */
+export interface WorkerInfo extends Omit<WorkerHeartbeat, 'queues'> {
+  queues: string[];
+  /** Its first heartbeat. */
+  startedAt: Date;
+  /** Its last heartbeat; an old one is a worker that died without stopping. */
+  lastSeenAt: Date;
+}
+
+/** A worker row not seen for this long is dropped at the next heartbeat of any worker. */
+export const WORKER_FORGET_MS = 86_400_000;
+
 /** The answer to `claimAlert`: send, with how many alerts of the key were held back since
  *  its last one; or do not (this one is counted as held back). */
 export type AlertClaim = { send: true; suppressed: number } | { send: false };
@@ -365,6 +387,14 @@ export interface JobStore {
   resumeQueue(params: { queue: string }): Promise<QueueInfo>;
   /** Every queue the store knows, by name. */
   listQueues(): Promise<QueueInfo[]>;
+
+  /** A supervisor's heartbeat: its row is written (startedAt kept from the first), lastSeenAt
+   *  is the store's now; rows no worker has refreshed for WORKER_FORGET_MS go. */
+  recordWorker(params: { worker: WorkerHeartbeat }): Promise<void>;
+  /** A supervisor that stopped: its row goes. */
+  removeWorker(params: { workerId: string }): Promise<void>;
+  /** Every worker row, by workerId. */
+  listWorkers(): Promise<WorkerInfo[]>;
 
   /** Each schedule's state, by name; names never registered are left out. With the store's
    *  "now" (also when no name is given). */

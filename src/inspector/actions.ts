@@ -1,5 +1,6 @@
-/** Retry, cancel and delete, as the page asks for them: each answers what happened or why not. */
-import type { JobStore } from '../adapters/store.js';
+/** Retry, cancel and delete of a job, pause and resume of a queue, as the page asks for them:
+ *  each answers what happened or why not. */
+import type { JobStore, QueueInfo } from '../adapters/store.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { HttpError } from './http.js';
 import { jobDetail, type JobDetail } from './job-json.js';
@@ -60,6 +61,18 @@ export async function runAction(
       return { message: `job ${id} is deleted`, job: null };
     }
   }
+}
+
+export const QUEUE_ACTIONS = ['pause', 'resume'] as const;
+export type QueueAction = (typeof QUEUE_ACTIONS)[number];
+
+export async function runQueueAction(action: QueueAction, queue: string, store: JobStore): Promise<{ message: string; queue: QueueInfo }> {
+  if (action === 'pause') {
+    const info = await store.pauseQueue({ queue });
+    return { message: `queue ${queue} is paused: no worker claims its jobs until it is resumed`, queue: info };
+  }
+  const info = await store.resumeQueue({ queue });
+  return { message: `queue ${queue} is resumed`, queue: info };
 }
 
 async function read(store: JobStore, id: string): Promise<JobDetail | null> {

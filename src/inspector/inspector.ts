@@ -5,12 +5,17 @@
  *   GET  /                          the page (index.html, app.js, style.css)
  *   GET  /api/info                  whether actions are enabled, the supervisor beside it
  *   GET  /api/queues                backlog, throughput and running jobs per queue
+ *   GET  /api/workers               every supervisor on the store, with the jobs it holds
  *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
  *   GET  /api/jobs/:id              one job with its history and machine path
  *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
+ *   GET  /api/jobs/:id/story.svg    the user's view of the machine with the job's numbered steps
  *   GET  /api/machine.svg           the job machine
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
+ *   POST /api/queues/:name/{pause,resume}      with the token
+ *   GET  /api/jobs-count?queue&state&kind      how many jobs match (up to 10,000)
+ *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
  *
  * Without a token the page is read-only and the actions answer 403. Bound to anything but
@@ -26,7 +31,7 @@ import type { JobStore, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Logger } from '../types.js';
-import { ACTIONS, runAction, type Action } from './actions.js';
+import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, type Action, type QueueAction } from './actions.js';
 import { safeJson } from './escape.js';
 import { EventFeed, type FeedBatch } from './event-feed.js';
 import {
@@ -44,7 +49,8 @@ import {
   setSecurityHeaders,
   tokenMatches,
 } from './http.js';
-import { parseJobId, parseNoQuery } from './params.js';
+import { countMatching, runBulkAction } from './bulk.js';
+import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { QueueStats } from './queue-stats.js';
 import * as read from './routes.js';
 
@@ -137,15 +143,37 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, { accepted: true });
       return;
     }
+    if (req.method === 'POST' && path.startsWith('/api/bulk/')) {
+      const action = segments[2];
+      if (!ACTIONS.includes(action as Action) || segments.length !== 3) throw new HttpError(404, `no such action: POST ${path}`);
+      await authorizeAction(req);
+      const result = await runBulkAction(action as Action, parseFilters(url.searchParams), store, supervisor);
+      logger.info({ action, filters: Object.fromEntries(url.searchParams), applied: result.applied }, 'inspector: bulk action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
+    if (req.method === 'POST' && segments[0] === 'api' && segments[1] === 'queues') {
+      const [, , rawName, action, ...rest] = segments;
+      if (!rawName || !QUEUE_ACTIONS.includes(action as QueueAction) || rest.length > 0) {
+        throw new HttpError(404, `no such action: POST ${path}`);
+      }
+      await authorizeAction(req);
+      const queue = parseQueueName(rawName);
+      const result = await runQueueAction(action as QueueAction, queue, store);
+      logger.info({ queue, action }, 'inspector: queue action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
     if (req.method === 'POST') {
       const [api, jobs, rawId, action, ...rest] = segments;
       if (api !== 'api' || jobs !== 'jobs' || !rawId || !ACTIONS.includes(action as Action) || rest.length > 0) {
         throw new HttpError(404, `no such action: POST ${path}`);
       }
-      checkOrigin(req);
-      const body = await readBody(req);
-      if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
-      if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
+      await authorizeAction(req);
       const id = parseJobId(rawId);
       const result = await runAction(action as Action, id, store, supervisor);
       logger.info({ jobId: id, action }, 'inspector: job action');
@@ -158,7 +186,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 
     const staticFile = STATIC_FILES[path];
     if (staticFile) {
-      parseNoQuery(url.searchParams);
+      // The page keeps its list's filters in its own query (`/?state=dead`): it reads them.
+      if (path !== '/') parseNoQuery(url.searchParams);
       sendText(res, staticFile.type, files.get(path)!);
       return;
     }
@@ -167,6 +196,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       throw new HttpError(401, `this inspector listens on ${host}: every request needs the token`);
     }
     const [, resource, rawId, sub, ...rest] = segments;
+    if (resource === 'jobs-count' && rawId === undefined) {
+      sendJson(res, 200, await countMatching(store, parseFilters(url.searchParams)));
+      return;
+    }
     if (resource === 'jobs' && rawId === undefined) {
       sendJson(res, 200, await read.listJobs(readContext, url.searchParams));
       return;
@@ -174,6 +207,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     parseNoQuery(url.searchParams);
     if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
     if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
+    if (resource === 'workers' && rawId === undefined) return sendJson(res, 200, await read.workers(readContext));
     if (resource === 'machine.svg' && rawId === undefined) {
       return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, undefined));
     }
@@ -182,8 +216,17 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       const id = parseJobId(rawId);
       if (sub === undefined) return sendJson(res, 200, await read.getJob(readContext, id));
       if (sub === 'machine.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, id));
+      if (sub === 'story.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobStorySvg(readContext, id));
     }
     throw new HttpError(404, `not found: ${path}`);
+  }
+
+  /** Actions come from this origin and carry the token (header or form field). */
+  async function authorizeAction(req: IncomingMessage): Promise<void> {
+    checkOrigin(req);
+    const body = await readBody(req);
+    if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
+    if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
   }
 
   /** Server-sent events: `jobs` with a batch of transitions, `deleted`, or `reset` when the

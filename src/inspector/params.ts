@@ -94,3 +94,21 @@ export function parseJobId(segment: string): string {
 export function isJobId(text: string): boolean {
   return JOB_ID.test(text);
 }
+
+/** A queue name from a path segment, as the library checks queue names. */
+export function parseQueueName(segment: string): string {
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, 'queue: not a valid URL segment');
+  }
+  if (!NAME.test(name)) throw new HttpError(400, 'queue: must be 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit');
+  return name;
+}
+
+/** The filters of a bulk action or a count: queue, state and kind only. */
+export function parseFilters(query: URLSearchParams): JobListQuery['filters'] {
+  single(query, ['queue', 'state', 'kind']);
+  return parseJobListQuery(query).filters;
+}

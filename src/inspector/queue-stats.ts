@@ -30,6 +30,8 @@ export interface QueueView {
   throughput: Partial<Record<JobState, number[]>>;
   /** This process's counters, when the inspector runs beside a supervisor. */
   process: QueueCounters | null;
+  /** Since when no worker claims its jobs; null when active. */
+  pausedAt: Date | null;
 }
 
 export interface QueuesView {
@@ -82,15 +84,18 @@ export class QueueStats {
     const starts = Array.from({ length: WINDOW_BUCKETS }, (_, i) => current - (WINDOW_BUCKETS - 1 - i) * BUCKET_MS);
     const known = starts.filter((start) => start < current - BUCKET_MS && this.#buckets.has(start));
     const since = known.length === starts.length - 2 ? current - BUCKET_MS : starts[0]!;
-    const [backlogs, transitions, running] = await Promise.all([
+    const [backlogs, transitions, running, queueRows] = await Promise.all([
       this.#store.getQueueBacklogs({ maxCount: MAX_COUNT }),
       this.#store.countJobTransitions({ since: new Date(since), bucketMs: BUCKET_MS, maxEvents: MAX_EVENTS }),
       this.#store.scanJobs({ state: 'running', limit: RUNNING_LIMIT }),
+      this.#store.listQueues(),
     ]);
     this.#remember(since, starts, transitions);
 
     const counters = this.#supervisor?.counters.getSnapshot().context;
+    const pausedAt = new Map(queueRows.map((q) => [q.name, q.pausedAt]));
     const names = new Set([
+      ...queueRows.map((q) => q.name),
       ...backlogs.map((b) => b.queue),
       ...[...this.#buckets.values()].flat().map((t) => t.queue),
       ...Object.keys(counters?.queues ?? {}),
@@ -114,6 +119,7 @@ export class QueueStats {
         oldestWaitMs: oldest && oldest.getTime() <= now ? now - oldest.getTime() : null,
         throughput,
         process: counters?.queues[queue] ?? null,
+        pausedAt: pausedAt.get(queue) ?? null,
       };
     });
     return {

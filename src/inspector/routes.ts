@@ -6,9 +6,12 @@ import { JOB_STATES } from '../types.js';
 import { HttpError } from './http.js';
 import { jobDetail, jobSummary } from './job-json.js';
 import { jobMachinePath } from './job-path.js';
+import { jobStory } from './job-story.js';
+import { renderStorySvg } from './story-svg.js';
 import { layoutMachine, renderMachineSvg } from './machine-svg.js';
 import { isJobId, parseJobListQuery } from './params.js';
 import type { QueueStats } from './queue-stats.js';
+import { WORKER_HEARTBEAT_MS } from '../supervisor/worker-heartbeat.js';
 
 export interface ReadContext {
   store: JobStore;
@@ -47,7 +50,14 @@ export async function getJob(ctx: ReadContext, id: string) {
   const job = await ctx.store.getJob({ id });
   if (!job) throw new HttpError(404, `no job with id ${id}`);
   const events = await ctx.store.getJobEvents({ id });
-  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events) };
+  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events), story: jobStory(events) };
+}
+
+/** The user's view of the machine with this job's steps drawn on it. */
+export async function jobStorySvg(ctx: ReadContext, id: string): Promise<string> {
+  const events = await ctx.store.getJobEvents({ id });
+  if (events.length === 0 && !(await ctx.store.getJob({ id }))) throw new HttpError(404, `no job with id ${id}`);
+  return renderStorySvg(jobStory(events));
 }
 
 /** The job machine, with this job's path highlighted when an id is given. */
@@ -60,4 +70,27 @@ export async function jobMachineSvg(ctx: ReadContext, id: string | undefined): P
 
 export function queues(ctx: ReadContext) {
   return ctx.stats.read();
+}
+
+/** Running jobs read for the workers page, at most; more are counted as "and more". */
+const WORKER_JOBS_LIMIT = 200;
+/** A worker not seen for this many heartbeats is shown as gone quiet. */
+const QUIET_BEATS = 3;
+
+/** Every supervisor on the store, from its heartbeat row, with the running jobs it holds. */
+export async function workers(ctx: ReadContext) {
+  const [rows, running] = await Promise.all([ctx.store.listWorkers(), ctx.store.scanJobs({ state: 'running', limit: WORKER_JOBS_LIMIT })]);
+  const now = Date.now();
+  return {
+    now: new Date(now),
+    heartbeatMs: WORKER_HEARTBEAT_MS,
+    workers: rows.map((worker) => ({
+      ...worker,
+      quiet: now - worker.lastSeenAt.getTime() > QUIET_BEATS * WORKER_HEARTBEAT_MS,
+      jobs: running.jobs.filter((job) => job.workerId === worker.workerId).map(jobSummary),
+    })),
+    /** Jobs held by no listed worker (its row gone: stopped or forgotten). */
+    orphans: running.jobs.filter((job) => !rows.some((w) => w.workerId === job.workerId)).map(jobSummary),
+    jobsMore: running.nextBeforeId !== null,
+  };
 }

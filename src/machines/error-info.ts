@@ -74,6 +74,12 @@ function describe(value: unknown): string {
   return `${attempt(() => typeof value) ?? 'unknown'} value ${UNREADABLE}`;
 }
 
+/** The longest message or stack kept, in UTF-16 code units: a handler that throws a
+ *  megabyte-long message must not write it to the row and again to each history row. */
+export const MAX_ERROR_TEXT = 16_384;
+
 function storable(value: string): string {
-  return toStorableString(value);
+  // Cut first: a surrogate pair split at the cut is then made storable like any lone one.
+  const text = value.length > MAX_ERROR_TEXT ? `${value.slice(0, MAX_ERROR_TEXT)}… (${value.length - MAX_ERROR_TEXT} more characters)` : value;
+  return toStorableString(text);
 }

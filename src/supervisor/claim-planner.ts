@@ -159,11 +159,24 @@ export class ClaimPlanner {
       const own = reserved.get(queue.name) ?? 0;
       const runFree = this.runFree(queue, own, free);
       const heldBeyond = this.count(this.held, queue.name) - own;
-      const limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      let limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      if (limit === 0 && this.waitsItsTurn(queue)) limit = 1;
       this.take(queue, Math.min(runFree, limit), free);
       if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
     }
     return requests;
+  }
+
+  /** A queue below its own concurrency, kept out only by a limit it shares (the global one or
+   *  its gate) and holding no job: it may claim one to wait in line, so that it takes its turn
+   *  when a shared slot frees instead of waiting out the busier queue's whole backlog. Not a
+   *  rate-limited queue: its claims are what the limit counts. */
+  private waitsItsTurn(queue: Queue): boolean {
+    return (
+      queue.settings.rateLimit === undefined &&
+      this.count(this.held, queue.name) === 0 &&
+      this.count(this.running, queue.name) < queue.settings.concurrency
+    );
   }
 
   /** Running slots a queue could still fill, given what the plan has handed out so far. */

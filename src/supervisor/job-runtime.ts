@@ -83,6 +83,10 @@ export class JobRuntime {
   private readonly jobs = new Map<string, JobEntry>();
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
+  /** Stopping: held jobs are released, none starts. */
+  private closing = false;
+  /** Which queue's held jobs `pump` asks first: the one after the queue that started last. */
+  private nextTurn = 0;
   private readonly runtimes = new Map<string, QueueRuntime>();
   private slotsFreedPending = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
@@ -106,7 +110,7 @@ export class JobRuntime {
     const { planner, clock } = this.options;
     // The claim set updatedAt: the store's clock on both sides.
     run.metrics.lagSeconds.observe(Math.max(0, job.updatedAt.getTime() - job.runAt.getTime()) / 1000);
-    const startNow = queue.settings.gate === undefined && planner.canStart(queue);
+    const startNow = !this.closing && queue.settings.gate === undefined && planner.canStart(queue);
     const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
     // An attempt of ours may still be alive (its write on the way, or its handler running)
     // when the reaper gave its job back and we claim it again: it can write nothing now, so
@@ -144,6 +148,8 @@ export class JobRuntime {
       },
     });
     entry.actor.start();
+    // Brought by a claim that was in flight when the supervisor began to stop.
+    if (this.closing && entry.phase === 'held') entry.actor.send({ type: 'job.abort' });
     const { expiresAtMs } = entry.actor.getSnapshot().context;
     if (expiresAtMs !== null && entry.phase !== 'done') {
       entry.cancelExpiry = startTimer(clock, expiresAtMs, () => entry.actor.send({ type: 'job.expire' }));
@@ -153,11 +159,16 @@ export class JobRuntime {
   /** Starts held jobs while their queue, the global limit and their gate allow, taking
    *  queues in turn so that one queue's backlog does not starve another. */
   pump(): void {
+    if (this.closing) return;
     const { planner } = this.options;
+    const lines = [...this.waiting.values()];
     let started = true;
     while (started) {
       started = false;
-      for (const held of this.waiting.values()) {
+      for (let i = 0; i < lines.length; i++) {
+        // The turn goes round: the queue after the one that started last is asked first.
+        const k = (this.nextTurn + i) % lines.length;
+        const held = lines[k]!;
         const entry = held[0];
         if (!entry || !planner.canStart(entry.queue)) continue;
         held.shift();
@@ -165,9 +176,19 @@ export class JobRuntime {
         planner.start(entry.queue);
         entry.phase = 'running';
         this.startHeld(entry);
+        this.nextTurn = (k + 1) % lines.length;
         started = true;
+        break;
       }
     }
+  }
+
+  /** The supervisor is stopping: no held job starts from now on. Each is given back at once
+   *  (released: pending again, no attempt spent), and so is any job that a claim still in
+   *  flight brings; running handlers keep their grace period. */
+  releaseHeld(): void {
+    this.closing = true;
+    for (const held of this.waiting.values()) for (const entry of [...held]) entry.actor.send({ type: 'job.abort' });
   }
 
   /** A cancel for a job held here, before its handler is over: its actor aborts it. */

@@ -32,6 +32,8 @@ export interface SupervisorRuntime {
   /** Job actors not yet final, plus a claim still in flight. */
   busy(): boolean;
   abortAll(): void;
+  /** Stopping: jobs claimed ahead and not started are given back, and none starts. */
+  releaseHeld(): void;
   claimFailed(error: unknown, failures: number): void;
   reapFailed(error: unknown): void;
   drained(): void;
@@ -94,6 +96,7 @@ export const supervisorMachine = setup({
     reportReapFailure: ({ context, event }) => context.runtime.reapFailed('error' in event ? event.error : event),
     setGrace: assign({ graceMs: ({ event }) => (event.type === 'supervisor.stop' ? event.graceMs : 0) }),
     abortAll: ({ context }) => context.runtime.abortAll(),
+    releaseHeld: ({ context }) => context.runtime.releaseHeld(),
     drained: ({ context }) => context.runtime.drained(),
     stopped: ({ context }) => context.runtime.stopped(),
   },
@@ -197,6 +200,7 @@ export const supervisorMachine = setup({
       },
     },
     stopping: {
+      entry: 'releaseHeld',
       initial: 'draining',
       states: {
         draining: {

@@ -14,6 +14,7 @@ import type { Clock, Logger } from '../types.js';
 import { monotonicClock } from '../types.js';
 import { assertName, assertPositiveInt, assertStorableString, assertTimerMs } from '../validation.js';
 import type { DeadJobSink } from './alerts.js';
+import { containedLogger } from './contained-logger.js';
 
 /** The supervisor's clock: it measures durations (leases, deadlines, throttles) and drives
  *  the machines' timers. It never decides a time the store writes: those are the database's
@@ -141,7 +142,7 @@ export function resolveOptions(options: SupervisorOptions) {
     gates,
     concurrency,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    logger: options.logger ?? defaultLogger(),
+    logger: options.logger === undefined ? defaultLogger() : containedLogger(options.logger),
     clock: options.clock ?? monotonicClock,
     pollIntervalMs: timer('pollIntervalMs'),
     reaperIntervalMs: timer('reaperIntervalMs'),

@@ -4,6 +4,7 @@
  * which and how many the planner's (claim-planner.ts); the job actors live in the job runtime
  * (job-runtime.ts), which tells the actor what changed.
  */
+import { hostname } from 'node:os';
 import { type AnyActorRef, createActor } from 'xstate';
 import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, Unsubscribe } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
@@ -22,6 +23,7 @@ import { type CountersStore, createCountersStore } from './counters.js';
 import { type FinishedAttempt, JobRuntime } from './job-runtime.js';
 import { ProgressWriter } from './progress-writer.js';
 import { Reaper } from './reaper.js';
+import { WorkerPresence } from './worker-heartbeat.js';
 import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
@@ -87,6 +89,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private drainWaiters: Array<() => void> = [];
   private attemptsRun = 0;
   private unsubscribe: Unsubscribe | undefined;
+  /** The heartbeat row, while started. */
+  private presence: WorkerPresence | undefined;
 
   constructor(
     private readonly options: SupervisorOptions,
@@ -162,6 +166,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         this.logger.warn({ err: error }, 'cannot subscribe to store notifications; polling only');
       }
     }
+    this.presence = new WorkerPresence(this.store, this.clock, this.logger, () => ({
+      workerId: this.workerId,
+      host: hostname(),
+      pid: process.pid,
+      queues: [...this.queues.keys()],
+      running: this.jobs.size,
+    }));
+    this.presence.start();
     this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');
     this.actor.send({ type: 'supervisor.start' });
     if (this.options.schedules?.length) this.startScheduler(this.options.schedules);
@@ -270,6 +282,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.jobs.abortAll();
   }
 
+  releaseHeld(): void {
+    this.jobs.releaseHeld();
+  }
+
   claimFailed(error: unknown, failures: number): void {
     this.noteStoreError(error);
     this.logger.error({ err: error, failures }, 'claim failed; backing off');
@@ -295,14 +311,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.drained();
       this.resolveStopped?.();
     };
-    if (unsubscribe) {
-      unsubscribe().then(done, (error: unknown) => {
-        this.logger.warn({ err: error }, 'unsubscribing from store notifications failed');
-        done();
-      });
-    } else {
-      done();
-    }
+    const unsubscribed = unsubscribe
+      ? unsubscribe().catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'))
+      : Promise.resolve();
+    const presence = this.presence;
+    this.presence = undefined;
+    void Promise.all([unsubscribed, presence?.stop()]).then(done);
   }
 
   // ── wiring ──────────────────────────────────────────────────────────────────────────────

@@ -1,10 +1,12 @@
 /**
  * Conformance for queues as the store knows them: recorded by their first enqueue and kept by
- * prune; paused, a queue keeps its jobs and no claim takes any of them, until resumed.
+ * prune; paused, a queue keeps its jobs and no claim takes any of them, until resumed. And the
+ * workers on the store: each supervisor's heartbeat row.
  * Part of describeStoreConformance (conformance.ts), which calls it inside its own describe
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { WORKER_FORGET_MS } from '../../src/adapters/store.js';
 import { conformanceKit, type CurrentStore, lease, T0 } from './conformance.js';
 
 export function describeQueueConformance(current: CurrentStore): void {
@@ -105,6 +107,38 @@ export function describeQueueConformance(current: CurrentStore): void {
       await store().resumeQueue({ queue: 'a' });
       await vi.waitFor(() => expect(woken).toContain('a'), { timeout: 5_000, interval: 5 });
       await unsubscribe();
+    });
+  });
+
+  describe('workers', () => {
+    const beat = (workerId: string, running = 0, queues = ['a', 'b']) => ({ workerId, host: 'box-1', pid: 4242, queues, running });
+
+    it('records a heartbeat, keeps the first start and moves last seen; lists by worker id', async () => {
+      expect(await store().listWorkers()).toEqual([]);
+      await store().recordWorker({ worker: beat('w2') });
+      clock().advance(1_000);
+      await store().recordWorker({ worker: beat('w1', 0, ['a']) });
+      clock().advance(10_000);
+      await store().recordWorker({ worker: beat('w2', 3) });
+      expect(await store().listWorkers()).toEqual([
+        { workerId: 'w1', host: 'box-1', pid: 4242, queues: ['a'], running: 0, startedAt: new Date(T0 + 1_000), lastSeenAt: new Date(T0 + 1_000) },
+        { workerId: 'w2', host: 'box-1', pid: 4242, queues: ['a', 'b'], running: 3, startedAt: new Date(T0), lastSeenAt: new Date(T0 + 11_000) },
+      ]);
+    });
+
+    it('removes a stopped worker, and forgets one long unseen at any heartbeat', async () => {
+      await store().recordWorker({ worker: beat('gone') });
+      await store().recordWorker({ worker: beat('stopping') });
+      await store().recordWorker({ worker: beat('alive') });
+      await store().removeWorker({ workerId: 'stopping' });
+      await store().removeWorker({ workerId: 'never-was' });
+      expect((await store().listWorkers()).map((w) => w.workerId)).toEqual(['alive', 'gone']);
+      clock().advance(WORKER_FORGET_MS);
+      await store().recordWorker({ worker: beat('alive') });
+      expect((await store().listWorkers()).map((w) => w.workerId)).toEqual(['alive', 'gone']);
+      clock().advance(1);
+      await store().recordWorker({ worker: beat('alive') });
+      expect((await store().listWorkers()).map((w) => w.workerId)).toEqual(['alive']);
     });
   });
 }

@@ -120,6 +120,9 @@ describeBrowser('inspector page', (launch) => {
     await supervise(flaky).drain();
     await open({ token: TOKEN }, `#/jobs/${job.id}`);
     await waitText('#job-state .state', 'completed');
+    await page.locator('#job-diagram[data-view="story"] svg').waitFor(WAIT);
+    await page.check('input[name="diagram-view"][value="machine"]');
+    await page.locator('#job-diagram[data-view="machine"]').waitFor(WAIT);
     const diagram = page.locator('#job-diagram svg');
     await diagram.waitFor(WAIT);
     const classes = (selector: string) => diagram.locator(selector).getAttribute('class');
@@ -189,7 +192,15 @@ describeBrowser('inspector page', (launch) => {
     await page.click('a[href="#/"]');
     await waitText(`#jobs tr[data-job-id="${job.id}"] td:nth-child(6)`, '<i>key</i>');
     expect(await page.locator('#jobs i, #jobs img, #jobs script').count()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A hostile <img src=x> the page had created would fire its onerror once loading "x"
+    // fails. A probe image of the same URL, made after every render above, fails after it
+    // (same resource, listeners told in the order they came): when the probe's error event has
+    // fired, so would the hostile one's. No timed wait.
+    await page.evaluate(`new Promise((resolve) => {
+      const probe = new Image();
+      probe.onerror = resolve;
+      probe.src = 'x';
+    })`);
     expect(await page.evaluate('window.__xss')).toBeUndefined();
     expect(errors).toEqual([]);
   });

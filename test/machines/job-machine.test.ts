@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, type SimulatedClock } from 'xstate';
+import { createActor, type SimulatedClock, waitFor } from 'xstate';
 import type { JobOutcome, Lease } from '../../src/adapters/store.js';
 import { SnoozeJobError } from '../../src/errors.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
@@ -51,6 +51,8 @@ function harness(
     answerWrites(fn: () => Promise<boolean>) { writeAnswer = fn; },
     answerRenewals(fn: () => Promise<boolean>) { renewAnswer = fn; },
     value: () => actor.getSnapshot().value,
+    /** Resolves when the actor is final, whatever turns the writes take (no settle(n)). */
+    done: () => waitFor(actor, (snapshot) => snapshot.status === 'done'),
   };
 }
 
@@ -62,7 +64,7 @@ describe('job machine', () => {
     h.actor.send({ type: 'job.start' });
     expect(h.value()).toEqual({ running: 'working' });
     h.handler.resolve({ ok: 1 });
-    await settle();
+    await h.done();
     expect(h.writes).toEqual([{ id: '7', leaseToken: 'token-1', state: 'completed', result: { ok: 1 } }]);
     expect(h.value()).toBe('completed');
   });
@@ -75,7 +77,7 @@ describe('job machine', () => {
     h.actor.send({ type: 'job.start' });
     expect(h.slotsFreed).toBe(0);
     h.handler.resolve('r');
-    await settle();
+    await waitFor(h.actor, (s) => s.matches({ completing: 'retryWait' }));
     expect(h.value()).toEqual({ completing: 'retryWait' });
     // The handler is over: its slot is free while the write is still pending.
     expect(h.slotsFreed).toBe(1);
@@ -86,7 +88,7 @@ describe('job machine', () => {
     await advance(h.clock, 10_000);
     expect(h.value()).toEqual({ completing: 'waiting' });
     answer.resolve(true);
-    await settle();
+    await h.done();
     expect(h.value()).toBe('completed');
   });
 
@@ -95,7 +97,7 @@ describe('job machine', () => {
     h.answerWrites(async () => false);
     h.actor.send({ type: 'job.start' });
     h.handler.resolve('r');
-    await settle();
+    await h.done();
     expect(h.value()).toBe('lost');
     expect(h.writes).toHaveLength(1);
   });
@@ -149,7 +151,8 @@ describe('job machine', () => {
     last.actor.send({ type: 'job.start' });
     await advance(last.clock, 2_000, 500);
     expect(last.writes[0]).toMatchObject({ state: 'dead', error: { code: 'deadline_exceeded' } });
-    // A late result changes nothing.
+    // A late result changes nothing. Nothing to wait for: settle() gives it the turns it
+    // would take to do harm.
     last.handler.resolve('late');
     await settle();
     expect(last.writes).toHaveLength(1);
@@ -159,7 +162,7 @@ describe('job machine', () => {
   it('skips a job that has no handler without running anything', async () => {
     const h = harness({ hasHandler: false });
     h.actor.send({ type: 'job.start' });
-    await settle();
+    await h.done();
     expect(h.signal).toBeUndefined();
     expect(h.writes[0]).toMatchObject({ state: 'skipped', error: { code: 'unknown_kind' } });
     expect(h.value()).toBe('skipped');
@@ -169,14 +172,14 @@ describe('job machine', () => {
     const cancelled = harness();
     cancelled.actor.send({ type: 'job.start' });
     cancelled.actor.send({ type: 'job.cancel' });
-    await settle();
+    await cancelled.done();
     expect(cancelled.signal?.aborted).toBe(true);
     expect(cancelled.value()).toBe('cancelled');
 
     const released = harness();
     released.actor.send({ type: 'job.start' });
     released.actor.send({ type: 'job.abort' });
-    await settle();
+    await released.done();
     expect(released.writes[0]).toMatchObject({ state: 'released', error: { code: 'worker_shutdown' } });
     expect(released.value()).toBe('retrying');
   });
@@ -195,7 +198,7 @@ describe('job machine: claimed ahead of a free slot', () => {
   it('is cancelled before it runs: the handler never starts, its place is freed', async () => {
     const h = harness();
     h.actor.send({ type: 'job.cancel' });
-    await settle();
+    await h.done();
     expect(h.signal).toBeUndefined();
     expect(h.slotsFreed).toBe(1);
     expect(h.writes).toMatchObject([{ state: 'cancelled', error: { code: 'cancelled' } }]);
@@ -217,7 +220,7 @@ describe('job machine: snooze', () => {
     const h = harness({ maxAttempts: 1 });
     h.actor.send({ type: 'job.start' });
     h.handler.reject(new SnoozeJobError(5_000));
-    await settle();
+    await h.done();
     expect(h.writes).toEqual([
       {
         id: '7', leaseToken: 'token-1', state: 'snoozed', delayMs: 5_000,
@@ -236,7 +239,7 @@ describe('job machine: snooze', () => {
 describe('job machine: expiresAt, the deadline across all attempts', () => {
   it('a job claimed past it never runs: dead with code expired, its place freed', async () => {
     const h = harness({ expiresInMs: 0 });
-    await settle();
+    await h.done();
     expect(h.signal).toBeUndefined();
     expect(h.slotsFreed).toBe(1);
     expect(h.writes).toEqual([
@@ -250,7 +253,7 @@ describe('job machine: expiresAt, the deadline across all attempts', () => {
     h.actor.send({ type: 'job.start' });
     h.actor.send({ type: 'job.expire' });
     expect(h.signal?.aborted).toBe(true);
-    await settle();
+    await h.done();
     expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'expired' } }]);
     expect(h.value()).toBe('dead');
   });
@@ -258,7 +261,7 @@ describe('job machine: expiresAt, the deadline across all attempts', () => {
   it('job.expire ends a job waiting for a slot before it runs', async () => {
     const h = harness({ expiresInMs: 1_000 });
     h.actor.send({ type: 'job.expire' });
-    await settle();
+    await h.done();
     expect(h.signal).toBeUndefined();
     expect(h.slotsFreed).toBe(1);
     expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'expired' } }]);
@@ -269,7 +272,7 @@ describe('job machine: expiresAt, the deadline across all attempts', () => {
     h.actor.send({ type: 'job.start' });
     h.clock.increment(1_000);
     h.handler.reject(new Error('upstream 503'));
-    await settle();
+    await h.done();
     expect(h.writes).toMatchObject([{ state: 'dead', error: { code: 'handler_error', message: 'upstream 503' } }]);
   });
 
@@ -278,7 +281,7 @@ describe('job machine: expiresAt, the deadline across all attempts', () => {
     h.actor.send({ type: 'job.start' });
     h.clock.increment(999);
     h.handler.reject(new Error('upstream 503'));
-    await settle();
+    await h.done();
     expect(h.writes).toMatchObject([{ state: 'retrying', error: { code: 'handler_error' } }]);
   });
 });

@@ -15,6 +15,11 @@
  *
  * The machine's actions are recorded, never run: the model reads from them which timers were
  * set or cancelled and which promises started.
+ *
+ * The machine says which paths exist; it does not say what they must write. The row and the
+ * history rows a path must leave are the model's own decision (`decide`, from the README's
+ * rules), and what each state must ignore is stated apart (`IGNORED`): a machine that
+ * retried a PermanentJobError, or allowed one attempt more, fails the replays.
  */
 import { type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';

@@ -1,16 +1,18 @@
 /**
- * Several real supervisors (workers) on one store, driven step by step: jobs enqueued,
- * handlers finished by the test, time moved, workers paused, resumed or crashed. Each worker
- * has its own simulated clock, which stands still while it is paused or dead, as a frozen
- * process's timers do; the store's clock is the world's. Every store call goes through a
- * LeaseObserver (one at a time, each checked), behind a gate per worker that holds its calls
- * while it is paused and forever once it crashed.
+ * Several real supervisors (workers) on one store, driven step by step: jobs enqueued (some
+ * with a concurrency key, some with an expiresAt), handlers finished by the test (a value, a
+ * failure, a permanent one, a skip, a snooze), jobs cancelled, time moved, workers paused,
+ * resumed or crashed. The queue has a limit per key and a rate limit. Each worker has its own
+ * simulated clock, which stands still while it is paused or dead, as a frozen process's timers
+ * do; the store's clock is the world's. Every store call goes through a LeaseObserver (each
+ * checked, none held back: calls run concurrently), behind a gate per worker that holds its
+ * calls while it is paused and forever once it crashed.
  */
 import { type SimulatedClock } from 'xstate';
 import type { JobStore } from '../../src/adapters/store.js';
-import { defineQueue, PermanentJobError, type Job } from '../../src/index.js';
+import { defineQueue, PermanentJobError, type Job, SkipJobError, SnoozeJobError } from '../../src/index.js';
 import { createSupervisor, type Supervisor } from '../../src/supervisor/supervisor.js';
-import type { Clock } from '../../src/types.js';
+import { type Clock, FINAL_JOB_STATES } from '../../src/types.js';
 import { createTestClock, deferred, settle } from '../support/sim.js';
 import { LeaseObserver } from './lease-observer.js';
 
@@ -18,12 +20,22 @@ export const QUEUE = 'props';
 export const LEASE_MS = 3_000;
 const MAX_ATTEMPTS = 3;
 const STEP_MS = 100;
+/** Jobs sharing a concurrency key run one at a time across the workers. */
+export const PER_KEY = 1;
+/** At most this many starts of the queue in any RATE_MS, across the workers. */
+export const RATE = { max: 4, intervalMs: 1_000 };
+export const SNOOZE_MS = 700;
+
+export type Outcome = 'ok' | 'fail' | 'permanent' | 'skip' | 'snooze';
 
 export type Action =
-  | { kind: 'enqueue'; count: number }
-  | { kind: 'finish'; pick: number; outcome: 'ok' | 'fail' | 'permanent' }
+  /** `key`: a concurrency key (k0, k1 …) or none; `expiresInMs`: an expiresAt that far ahead. */
+  | { kind: 'enqueue'; count: number; key?: number | null; expiresInMs?: number | null }
+  | { kind: 'finish'; pick: number; outcome: Outcome }
   /** The worker running one handler call in flight is frozen just as that handler returns. */
-  | { kind: 'freeze'; pick: number; outcome: 'ok' | 'fail' | 'permanent' }
+  | { kind: 'freeze'; pick: number; outcome: Outcome }
+  /** A job (by order of enqueue) is cancelled through a worker, wherever it is. */
+  | { kind: 'cancel'; pick: number; worker: number }
   | { kind: 'advance'; ms: number }
   | { kind: 'reap'; worker: number }
   | { kind: 'pause'; worker: number }
@@ -55,12 +67,13 @@ export class Cluster {
   readonly observer: LeaseObserver;
   readonly store: JobStore;
   readonly #world: SimulatedClock;
+  readonly #ids: string[] = [];
   #enqueued = 0;
 
   private constructor(store: JobStore, world: SimulatedClock, size: number) {
     this.store = store;
     this.#world = world;
-    this.observer = new LeaseObserver(store, world);
+    this.observer = new LeaseObserver(store);
     for (let i = 0; i < size; i++) this.workers.push(this.#worker(i));
   }
 
@@ -78,11 +91,22 @@ export class Cluster {
 
   async run(action: Action): Promise<void> {
     switch (action.kind) {
-      case 'enqueue':
-        await this.store.enqueueJobs({
-          jobs: Array.from({ length: action.count }, () => ({ queue: QUEUE, kind: 'work', payload: { n: ++this.#enqueued }, maxAttempts: MAX_ATTEMPTS })),
+      case 'enqueue': {
+        const expiresAt = action.expiresInMs == null ? null : new Date(this.now + action.expiresInMs);
+        const concurrencyKey = action.key == null ? null : `k${action.key}`;
+        const jobs = await this.store.enqueueJobs({
+          jobs: Array.from({ length: action.count }, () => ({
+            queue: QUEUE, kind: 'work', payload: { n: ++this.#enqueued }, maxAttempts: MAX_ATTEMPTS, expiresAt, concurrencyKey,
+          })),
         });
+        this.#ids.push(...jobs.map((j) => j.job.id));
         break;
+      }
+      case 'cancel': {
+        const id = this.#ids[action.pick % Math.max(this.#ids.length, 1)];
+        if (id && this.workers[action.worker]!.status === 'up') await this.workers[action.worker]!.supervisor.cancel(id);
+        break;
+      }
       case 'finish': {
         const live = this.attempts.filter((a) => this.workers[a.worker]!.status !== 'crashed');
         const attempt = live[action.pick % Math.max(live.length, 1)];
@@ -141,7 +165,7 @@ export class Cluster {
       for (const a of [...this.attempts]) if (this.workers[a.worker]!.status === 'up') this.#finish(a, 'ok');
       await this.advance(1_000);
       const counts = await this.store.countJobs();
-      if (counts.every((c) => c.state === 'completed' || c.state === 'dead')) break;
+      if (counts.every((c) => (FINAL_JOB_STATES as readonly string[]).includes(c.state))) break;
     }
   }
 
@@ -161,6 +185,8 @@ export class Cluster {
       leaseMs: LEASE_MS,
       deadlineMs: 20_000,
       backoff: () => 500,
+      perKeyConcurrency: PER_KEY,
+      rateLimit: RATE,
       handlers: {
         work: (job: Job) => {
           const attempt: Attempt = { worker: index, jobId: job.id, attempt: job.attempt, answer: deferred() };
@@ -209,12 +235,14 @@ export class Cluster {
     worker.clock.increment(this.#world.now() - worker.clock.now());
   }
 
-  #finish(attempt: Attempt, outcome: 'ok' | 'fail' | 'permanent'): void {
+  #finish(attempt: Attempt, outcome: Outcome): void {
     this.#forget(attempt);
     const { worker, jobId } = attempt;
     if (outcome === 'ok') attempt.answer.resolve({ worker, attempt: attempt.attempt, jobId });
     else if (outcome === 'fail') attempt.answer.reject(new Error(`attempt ${attempt.attempt} of job ${jobId} failed`));
-    else attempt.answer.reject(new PermanentJobError(`job ${jobId} cannot succeed`));
+    else if (outcome === 'permanent') attempt.answer.reject(new PermanentJobError(`job ${jobId} cannot succeed`));
+    else if (outcome === 'skip') attempt.answer.reject(new SkipJobError(`job ${jobId} has nothing to do`));
+    else attempt.answer.reject(new SnoozeJobError(SNOOZE_MS));
   }
 
   #forget(attempt: Attempt): void {

@@ -1,23 +1,24 @@
 /**
- * Stands between several workers and one store, and checks every fenced operation against a
- * model of the leases: which token holds each running job, until when, and its attempt.
+ * Stands between several workers and one store and checks every fenced operation against
+ * what the store's own answers proved about the leases. Calls go through as they are made,
+ * concurrently (on Postgres, each on its own connection): nothing is serialised, so the
+ * checks use only what is sure whatever the interleaving.
  *
- * - Calls reach the store one at a time, in the order made, so the model's prediction is made
- *   against exactly the state the store will see (each store operation is atomic anyway).
- * - A renewal or an outcome applies if and only if its token is the job's current one.
- * - A claim takes only jobs nobody holds, each at its last attempt plus one.
- * - The reaper rescues exactly the running jobs whose lease ran out.
+ * A lease token is proven over once a call that ended it has answered: a claim of the job's
+ * next attempt, an outcome that applied under it, the reaper's rescue of its attempt. Then:
+ *
+ * - a renewal or an outcome sent after its token was proven over must be refused;
+ * - an outcome applies at most once per token (the first ends the lease);
+ * - one refused must have met a lease that was over: by the end of the run its token is
+ *   proven over by something else (`expectRefusalsExplained`);
+ * - a claim takes a job at its last attempt plus one, and by the time every call has answered
+ *   the previous attempt's lease is proven over (`expectClaimsExplained`).
  *
  * What it finds is kept in `violations`, not thrown: the caller checks it after each step,
  * so that a failing store fails the property, not some worker's promise.
  */
-import type { JobOutcome, JobStore } from '../../src/adapters/store.js';
-import type { ClaimedJob, Clock } from '../../src/types.js';
-
-interface Held {
-  token: string;
-  expiresAt: number;
-}
+import type { JobOutcome, JobStore, Lease } from '../../src/adapters/store.js';
+import type { ClaimedJob } from '../../src/types.js';
 
 /** What one worker's calls did, as the store answered them. */
 export interface WorkerTally {
@@ -32,15 +33,18 @@ export class LeaseObserver {
   readonly violations: string[] = [];
   readonly tallies: WorkerTally[] = [];
   readonly #store: JobStore;
-  readonly #clock: Clock;
-  readonly #held = new Map<string, Held>();
-  readonly #attempts = new Map<string, number>();
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Calls started and answered, in order: the time of the proofs below. */
+  #seq = 0;
   #inFlight = 0;
+  /** Per job, the token of each attempt claimed. */
+  readonly #tokens = new Map<string, Map<number, string>>();
+  /** When each token was proven over, and by what. */
+  readonly #over = new Map<string, { at: number; by: string }>();
+  readonly #appliedOutcomes = new Set<string>();
+  readonly #refusals: Array<{ what: string; id: string; token: string }> = [];
 
-  constructor(store: JobStore, clock: Clock) {
+  constructor(store: JobStore) {
     this.#store = store;
-    this.#clock = clock;
   }
 
   /** No call is waiting for the store or inside it. */
@@ -55,44 +59,39 @@ export class LeaseObserver {
     };
     this.tallies[index] = tally;
     const observed: Partial<JobStore> = {
-      claimJobs: (params) => this.#serial(async () => this.#claimed(tally, await this.#store.claimJobs(params), params.leaseMs)),
+      claimJobs: (params) => this.#call(async () => this.#claimed(tally, await this.#store.claimJobs(params))),
       renewLeases: (params) =>
-        this.#serial(async () => {
-          const expected = params.leases.map((l) => this.#held.get(l.id)?.token === l.leaseToken);
+        this.#call(async (sentAt) => {
           const answers = await this.#store.renewLeases(params);
-          const applied = answers.map((answer) => answer !== 'lost');
-          this.#compare('a renewal', params.leases, expected, applied);
-          params.leases.forEach((l, i) => {
-            if (applied[i]) this.#held.get(l.id)!.expiresAt = this.#clock.now() + params.leaseMs;
-          });
+          params.leases.forEach((lease, i) => this.#checkWrite('a renewal', lease, sentAt, answers[i] !== 'lost'));
           return answers;
         }),
       setStatesIfRunning: (params) =>
-        this.#serial(async () => {
-          const current = new Map([...this.#held].map(([id, h]) => [id, h.token]));
-          // In order, as the store applies them: the first outcome for a job ends its lease.
-          const expected = params.outcomes.map((o) => current.get(o.id) === o.leaseToken && current.delete(o.id));
+        this.#call(async (sentAt) => {
           const answers = await this.#store.setStatesIfRunning(params);
-          this.#compare('an outcome', params.outcomes, expected, answers);
-          params.outcomes.forEach((o, i) => {
+          params.outcomes.forEach((outcome, i) => {
+            this.#checkWrite('an outcome', outcome, sentAt, answers[i]!);
             if (!answers[i]) {
               tally.refused += 1;
               return;
             }
+            if (this.#appliedOutcomes.has(outcome.leaseToken)) {
+              this.violations.push(`a second outcome under job ${outcome.id}'s lease ${outcome.leaseToken} applied`);
+            }
+            this.#appliedOutcomes.add(outcome.leaseToken);
+            this.#end(outcome.leaseToken, `its ${outcome.state} outcome`);
             // A release leaves the row retrying, as the supervisor's counters count it.
-            tally.applied[o.state === 'released' ? 'retrying' : o.state] += 1;
-            this.#held.delete(o.id);
+            tally.applied[outcome.state === 'released' ? 'retrying' : outcome.state] += 1;
           });
           return answers;
         }),
-      rescueExpiredJobs: () =>
-        this.#serial(async () => {
-          const now = this.#clock.now();
-          const expected = [...this.#held].filter(([, h]) => h.expiresAt < now).map(([id]) => id).sort();
-          const rescued = await this.#store.rescueExpiredJobs();
-          const ids = rescued.map((j) => j.id).sort();
-          if (ids.join() !== expected.join()) this.violations.push(`the reaper rescued [${ids}], expired were [${expected}]`);
-          for (const id of ids) this.#held.delete(id);
+      rescueExpiredJobs: (params) =>
+        this.#call(async () => {
+          const rescued = await this.#store.rescueExpiredJobs(params);
+          for (const job of rescued) {
+            const token = this.#tokens.get(job.id)?.get(job.attempt);
+            if (token) this.#end(token, 'the reaper');
+          }
           tally.rescued += rescued.length;
           return rescued;
         }),
@@ -102,40 +101,62 @@ export class LeaseObserver {
         const own = observed[key as keyof JobStore];
         if (own) return own;
         const value = Reflect.get(store, key);
-        return typeof value === 'function' ? (...args: unknown[]) => this.#serial(() => value.apply(store, args)) : value;
+        return typeof value === 'function' ? (...args: unknown[]) => this.#call(() => value.apply(store, args)) : value;
       },
     });
   }
 
-  #claimed(tally: WorkerTally, jobs: ClaimedJob[], leaseMs: number): ClaimedJob[] {
+  /** Every refused write met a lease that was over (checked once every call has answered). */
+  expectRefusalsExplained(): void {
+    for (const { what, id, token } of this.#refusals) {
+      const over = this.#over.get(token);
+      if (!over) this.violations.push(`${what} under job ${id}'s lease ${token} was refused, and nothing ended that lease`);
+    }
+  }
+
+  /** Every attempt but each job's last has its lease proven over (once every call has answered). */
+  expectClaimsExplained(): void {
+    for (const [id, tokens] of this.#tokens) {
+      const last = Math.max(...tokens.keys());
+      for (const [attempt, token] of tokens) {
+        if (attempt < last && !this.#over.has(token)) this.violations.push(`job ${id} was claimed at attempt ${last} while attempt ${attempt}'s lease was held`);
+      }
+    }
+  }
+
+  #claimed(tally: WorkerTally, jobs: ClaimedJob[]): ClaimedJob[] {
     tally.claimed += jobs.length;
     for (const job of jobs) {
-      if (this.#held.has(job.id)) this.violations.push(`job ${job.id} was claimed while its lease was held`);
-      const last = this.#attempts.get(job.id) ?? 0;
+      const tokens = this.#tokens.get(job.id) ?? new Map<number, string>();
+      const last = Math.max(0, ...tokens.keys());
       if (job.attempt !== last + 1) this.violations.push(`job ${job.id} was claimed at attempt ${job.attempt} after ${last}`);
-      this.#attempts.set(job.id, job.attempt);
-      this.#held.set(job.id, { token: job.leaseToken, expiresAt: this.#clock.now() + leaseMs });
+      tokens.set(job.attempt, job.leaseToken);
+      this.#tokens.set(job.id, tokens);
+      // Every earlier attempt's lease is over now.
+      for (const [attempt, token] of tokens) if (attempt < job.attempt) this.#end(token, `the claim of attempt ${job.attempt}`);
     }
     return jobs;
   }
 
-  #compare(what: string, requests: readonly { id: string; leaseToken: string }[], expected: boolean[], answers: boolean[]): void {
-    requests.forEach((r, i) => {
-      if (answers[i] === expected[i]) return;
-      this.violations.push(
-        expected[i]
-          ? `${what} under job ${r.id}'s current lease was refused`
-          : `${what} without job ${r.id}'s current lease applied (token ${r.leaseToken})`,
-      );
-    });
+  #checkWrite(what: string, lease: Lease, sentAt: number, applied: boolean): void {
+    const over = this.#over.get(lease.leaseToken);
+    if (applied && over && over.at < sentAt) {
+      this.violations.push(`${what} without job ${lease.id}'s current lease applied (token ${lease.leaseToken}, ended by ${over.by})`);
+    }
+    if (!applied) this.#refusals.push({ what, id: lease.id, token: lease.leaseToken });
   }
 
-  #serial<T>(call: () => Promise<T>): Promise<T> {
+  #end(token: string, by: string): void {
+    if (!this.#over.has(token)) this.#over.set(token, { at: ++this.#seq, by });
+  }
+
+  /** Runs a store call, telling it when it was sent (a point in the proofs' order). */
+  async #call<T>(call: (sentAt: number) => Promise<T>): Promise<T> {
     this.#inFlight += 1;
-    const result = this.#queue.then(call).finally(() => {
+    try {
+      return await call(++this.#seq);
+    } finally {
       this.#inFlight -= 1;
-    });
-    this.#queue = result.catch(() => {});
-    return result;
+    }
   }
 }

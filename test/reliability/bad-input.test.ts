@@ -65,6 +65,7 @@ const BAD_QUEUE_OPTIONS: Array<[Partial<QueueOptions<typeof handlers>>, string]>
   [{ deadlineMs: 30 * 86_400_000 }, 'queue "q" deadlineMs'],
   [{ maxAttempts: 0 }, 'queue "q" maxAttempts'],
   [{ maxAttempts: -2 }, 'queue "q" maxAttempts'],
+  [{ maxAttempts: 2_147_483_647 }, 'queue "q" maxAttempts'],
   [{ maxPayloadBytes: 0 }, 'queue "q" maxPayloadBytes'],
   [{ gate: `g'; drop table jobs; --` }, 'queue "q" gate'],
 ];
@@ -184,9 +185,30 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
       // 501 two-byte characters: 1,002 bytes.
       [{ concurrencyKey: 'é'.repeat(501) }, 'concurrencyKey'],
       [{ concurrencyKey: 'c'.repeat(2_700) }, 'concurrencyKey'],
+      // Within what JavaScript holds, past what a store column holds: refused on every store
+      // alike, not by the database alone (an outside check: memory took them, Postgres threw
+      // a raw DatabaseError, and a snooze on a job at 2^31 - 1 attempts looped forever).
+      [{ priority: 2 ** 40 }, 'priority'],
+      [{ maxAttempts: 1e12 }, 'maxAttempts'],
+      [{ maxAttempts: 2_147_483_647 }, 'maxAttempts'],
+      [{ runAt: new Date(8.64e15) }, 'runAt'],
+      [{ runAt: new Date('-000001-01-01T00:00:00Z') }, 'runAt'],
+      [{ expiresAt: new Date(8.64e15) }, 'expiresAt'],
     ];
     for (const [options, option] of cases) {
       await expect(queue.enqueue(store, 'send', {} as never, options)).rejects.toMatchObject({ code: 'invalid_option', option });
+    }
+    // The store's own enqueue checks what it can hold too, for callers that go around the queue.
+    const raw = { queue: 'q', kind: 'send', payload: {}, maxAttempts: 1 };
+    for (const [job, option] of [
+      [{ ...raw, concurrencyKey: 'c'.repeat(3_000) }, 'concurrencyKey'],
+      [{ ...raw, uniqueKey: 'u'.repeat(1_048_576) }, 'uniqueKey'],
+      [{ ...raw, queue: 'q'.repeat(2_000) }, 'queue'],
+      [{ ...raw, maxAttempts: 1e12 }, 'maxAttempts'],
+      [{ ...raw, priority: 2 ** 40 }, 'priority'],
+      [{ ...raw, runAt: new Date(8.64e15) }, 'runAt'],
+    ] as const) {
+      await expect(store.enqueueJobs({ jobs: [job] })).rejects.toMatchObject({ code: 'invalid_option', option });
     }
     await expect(queue.enqueue(store, 'send', {} as never, { concurrencyKey: 'c'.repeat(2_700) })).rejects.toThrow(
       'concurrencyKey: is 2700 bytes of UTF-8, over the limit of 1000 (the store indexes it)',

@@ -76,3 +76,100 @@ describe('no free slot waits for a poll while its queue has due jobs', () => {
     }
   }
 });
+
+describe('queues that share a limit take turns', () => {
+  type Record = (queue: string) => void;
+  const handlersOf = (name: string, record: Record) => ({
+    work: () => {
+      record(name);
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+  });
+  const FAIR: { name: string; queues: (record: Record) => Queue<any>[]; options: Partial<SupervisorOptions> }[] = [
+    {
+      name: 'two busy queues on one gate',
+      queues: (record) => ['a', 'b'].map((q) => defineQueue(q, { concurrency: 4, gate: 'gpu', handlers: handlersOf(q, record) })),
+      options: { gates: { gpu: 2 } },
+    },
+    {
+      name: 'two busy queues under a global limit below their sum',
+      queues: (record) => ['a', 'b'].map((q) => defineQueue(q, { concurrency: 4, handlers: handlersOf(q, record) })),
+      options: { concurrency: 2 },
+    },
+  ];
+  for (const config of FAIR) {
+    it(`${config.name}: neither waits out the other's backlog`, async () => {
+      const clock = createTestClock();
+      const store = memoryStore({ clock });
+      const starts: string[] = [];
+      const queues = config.queues((queue) => starts.push(queue));
+      const supervisor = createSupervisor({ store, queues, clock, workerId: 'w1', ...config.options });
+      track(supervisor, clock);
+      // a runs alone long enough for its start rate to earn it jobs claimed ahead (the clock
+      // moves 2 ms a round), then b's backlog arrives.
+      await queues[0]!.enqueueMany(store, Array.from({ length: 300 }, (_, n) => ({ kind: 'work', payload: { n } })));
+      await supervisor.start();
+      const round = async () => {
+        clock.increment(2);
+        await settle(1);
+      };
+      for (let i = 0; i < 5_000 && starts.length < 60; i++) await round();
+      await queues[1]!.enqueueMany(store, Array.from({ length: 100 }, (_, n) => ({ kind: 'work', payload: { n } })));
+      const before = starts.length;
+      for (let i = 0; i < 20_000 && starts.length < 400; i++) await round();
+      expect(starts).toHaveLength(400);
+      // From b's arrival the shared slots alternate: of the next 200 starts, b has about half
+      // (before the fix: the 19 it had claimed early, then none until a's backlog was gone).
+      expect(starts.slice(before, before + 200).filter((q) => q === 'b').length).toBeGreaterThanOrEqual(80);
+    });
+  }
+});
+
+describe('stop', () => {
+  it('starts no job claimed ahead once it is called: each is given back at once, no attempt spent', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const starts: number[] = [];
+    let blocked: (() => void)[] | undefined;
+    const queue = defineQueue('q', {
+      concurrency: 2,
+      handlers: {
+        work: ({ payload }: { payload: { n: number } }) => {
+          starts.push(payload.n);
+          return new Promise<void>((resolve) => (blocked ? blocked.push(resolve) : setImmediate(resolve)));
+        },
+      },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1' });
+    track(supervisor, clock);
+    await queue.enqueueMany(store, Array.from({ length: 300 }, (_, n) => ({ kind: 'work', payload: { n } })));
+    await supervisor.start();
+    const round = async () => {
+      clock.increment(2);
+      await settle(1);
+    };
+    // Fast jobs earn the queue jobs claimed ahead; then two handlers hang, and jobs wait held.
+    for (let i = 0; i < 5_000 && starts.length < 100; i++) await round();
+    blocked = [];
+    const leased = async () => (await store.listJobs({ queue: 'q', state: 'running' })).length;
+    for (let i = 0; i < 500 && (blocked.length < 2 || (await leased()) <= 2); i++) await round();
+    expect(blocked).toHaveLength(2);
+    expect(await leased()).toBeGreaterThan(2);
+    const startedBeforeStop = starts.length;
+    const stopped = supervisor.stop({ graceMs: 10_000 });
+    for (let i = 0; i < 50; i++) await round();
+    // Only the two hanging handlers still hold their jobs; nothing else started.
+    expect(starts).toHaveLength(startedBeforeStop);
+    expect(await leased()).toBe(2);
+    for (const resolve of blocked) resolve();
+    await stopped;
+    const count = async (state: 'completed' | 'running' | 'pending' | 'retrying') =>
+      (await store.countJobs()).find((c) => c.state === state)?.count ?? 0;
+    expect(await count('completed')).toBe(startedBeforeStop);
+    expect(await count('running')).toBe(0);
+    // The rest wait again, none of them with an attempt spent.
+    expect((await count('pending')) + (await count('retrying'))).toBe(300 - startedBeforeStop);
+    const released = await store.listJobs({ queue: 'q', state: 'retrying', limit: 300 });
+    expect(released.filter((j) => j.attempt >= j.maxAttempts)).toEqual([]);
+  });
+});

@@ -42,16 +42,105 @@ describe('claim planner', () => {
     const a = defineQueue('a', { concurrency: 3, gate: 'gpu', handlers });
     const b = defineQueue('b', { concurrency: 3, gate: 'gpu', handlers });
     const slots = new ClaimPlanner([a, b], 10, { gpu: 2 }, { windowMs: 0, max: 0 }, c);
-    expect(slots.plan()).toEqual([{ queue: 'a', limit: 2, leaseMs: 120_000 }]);
+    // a takes the gate's two places; b, kept out only by the gate, one job to wait in line.
+    expect(slots.plan()).toEqual([
+      { queue: 'a', limit: 2, leaseMs: 120_000 },
+      { queue: 'b', limit: 1, leaseMs: 120_000 },
+    ]);
     slots.hold(a);
     slots.hold(a);
-    // The gate's two places are spoken for by a's held jobs; b gets nothing.
+    // The gate's two places are spoken for by a's held jobs, and b has a job in line: no claim.
+    expect(slots.plan()).toEqual([{ queue: 'b', limit: 1, leaseMs: 120_000 }]);
+    slots.hold(b);
     expect(slots.plan()).toEqual([]);
+    slots.unhold(b);
     expect(slots.canStart(a)).toBe(true);
     slots.unhold(a); slots.start(a);
     slots.unhold(a); slots.start(a);
     expect(slots.canStart(b)).toBe(false);
     slots.release(a);
     expect(slots.canStart(b)).toBe(true);
+  });
+});
+
+/** Written from the limits a user sets (README: per queue, global, per gate), to kill the
+ *  claim planner's surviving mutants (test/README.md). */
+describe('claim planner: limits and work', () => {
+  const noPrefetch = { windowMs: 0, max: 0 };
+
+  it('a queue at its own concurrency starts nothing more, though the global limit has room', () => {
+    const q = defineQueue('q', { concurrency: 2, handlers });
+    const slots = new ClaimPlanner([q], 10, {}, noPrefetch, clock());
+    slots.start(q);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 1, leaseMs: 120_000 }]);
+    expect(slots.canStart(q)).toBe(true);
+    slots.start(q);
+    expect(slots.canStart(q)).toBe(false);
+    expect(slots.hasRoom()).toBe(false);
+    expect(slots.plan()).toEqual([]);
+    slots.release(q);
+    expect(slots.canStart(q)).toBe(true);
+    expect(slots.hasRoom()).toBe(true);
+  });
+
+  it('the global limit stops every queue, though each has room of its own', () => {
+    const a = defineQueue('a', { concurrency: 5, handlers });
+    const b = defineQueue('b', { concurrency: 5, handlers });
+    const slots = new ClaimPlanner([a, b], 3, {}, noPrefetch, clock());
+    slots.start(a);
+    slots.start(a);
+    // One global slot left, shared: the queue first in turn (a) takes it, b claims one to wait
+    // in line; the next plan starts with b.
+    expect(slots.plan().map((r) => [r.queue, r.limit])).toEqual([['a', 1], ['b', 1]]);
+    expect(slots.plan().map((r) => [r.queue, r.limit])).toEqual([['b', 1], ['a', 1]]);
+    slots.start(b);
+    expect(slots.canStart(a)).toBe(false);
+    expect(slots.canStart(b)).toBe(false);
+    slots.release(a);
+    expect(slots.canStart(b)).toBe(true);
+  });
+
+  it('a gate no supervisor declared lets nothing start', () => {
+    const q = defineQueue('q', { concurrency: 2, gate: 'missing', handlers });
+    const slots = new ClaimPlanner([q], 10, {}, noPrefetch, clock());
+    expect(slots.canStart(q)).toBe(false);
+  });
+
+  it('a job that ends frees its gate place, and only its own gate', () => {
+    const a = defineQueue('a', { concurrency: 3, gate: 'gpu', handlers });
+    const b = defineQueue('b', { concurrency: 3, gate: 'net', handlers });
+    const slots = new ClaimPlanner([a, b], 10, { gpu: 1, net: 1 }, noPrefetch, clock());
+    slots.start(a);
+    expect(slots.canStart(a)).toBe(false);
+    expect(slots.canStart(b)).toBe(true);
+    slots.release(a);
+    expect(slots.canStart(a)).toBe(true);
+    expect(slots.plan().map((r) => [r.queue, r.limit]).sort()).toEqual([['a', 1], ['b', 1]]);
+  });
+
+  it('asks a queue whose claim came back short again only when something says it has work', () => {
+    const a = defineQueue('a', { concurrency: 2, handlers });
+    const b = defineQueue('b', { concurrency: 2, handlers });
+    const slots = new ClaimPlanner([a, b], 10, {}, noPrefetch, clock());
+    const asked = slots.plan();
+    slots.claimAnswered(asked, { got: new Map([['a', 1]]), keyed: new Set() });
+    expect(slots.wantsClaim()).toBe(false);
+    slots.noteWork('elsewhere');
+    expect(slots.wantsClaim()).toBe(false);
+    slots.noteWork('b');
+    expect(slots.plan().map((r) => r.queue)).toEqual(['b']);
+    slots.noteWork();
+    expect(slots.plan().map((r) => r.queue).sort()).toEqual(['a', 'b']);
+  });
+
+  it('keeps asking a queue that gave all it was asked for, or gave keyed jobs', () => {
+    const a = defineQueue('a', { concurrency: 2, handlers });
+    const b = defineQueue('b', { concurrency: 2, handlers });
+    const slots = new ClaimPlanner([a, b], 10, {}, noPrefetch, clock());
+    const asked = slots.plan();
+    slots.claimAnswered(asked, { got: new Map([['a', 2], ['b', 1]]), keyed: new Set(['b']) });
+    expect(slots.plan().map((r) => r.queue).sort()).toEqual(['a', 'b']);
+    slots.claimAnswered(asked, { got: new Map([['a', 3]]), keyed: new Set() });
+    expect(slots.plan().map((r) => r.queue)).toEqual(['a']);
   });
 });

@@ -106,6 +106,15 @@ describe('thrown values that are hard to read', () => {
     expect(rows.badStack!.error!.stack).toBeUndefined();
     expect(rows.badMessage!.error!.message).toBe('(the thrown value could not be read)');
   });
+
+  it('a message or a stack megabytes long is kept cut to its first 16,384 characters', async () => {
+    const huge = new Error('m'.repeat(5_000_000));
+    huge.stack = 's'.repeat(2_000_000);
+    const rows = await runEach({ huge: async () => Promise.reject(huge), text: async () => Promise.reject('t'.repeat(1_000_000)) }, 1);
+    expect(rows.huge!.error!.message).toBe(`${'m'.repeat(16_384)}… (${5_000_000 - 16_384} more characters)`);
+    expect(rows.huge!.error!.stack).toBe(`${'s'.repeat(16_384)}… (${2_000_000 - 16_384} more characters)`);
+    expect(rows.text!.error!.message).toHaveLength(16_384 + `… (${1_000_000 - 16_384} more characters)`.length);
+  });
 });
 
 describe('results that change after they were returned', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProgressUpdate } from '../../src/adapters/store.js';
 import type { Job } from '../../src/index.js';
-import { advance, deferred, settle } from '../support/sim.js';
+import { advance, deferred, settle, until } from '../support/sim.js';
 import { supervisorHarness } from './harness.js';
 
 const { setup } = supervisorHarness();
@@ -21,10 +21,10 @@ describe('supervisor: progress', () => {
     };
     const { job } = await queue.enqueue(store, 'j', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => report !== undefined);
     const t0 = clock.now();
     report(10, 'fetching');
-    await settle();
+    await until('the first report written', () => writes.length === 1);
     expect((await store.getJob({ id: job.id }))?.progress).toEqual({ percent: 10, message: 'fetching', at: new Date(t0) });
     report(20);
     report(30, 'parsing');
@@ -36,7 +36,7 @@ describe('supervisor: progress', () => {
     // Nothing waits: the next report after the window is written at once.
     await advance(clock, 5_000);
     report(50);
-    await settle();
+    await until('the report after the window written', () => writes.length === 3);
     expect(writes).toHaveLength(3);
     // The last report, held by the throttle when the handler returns, goes with the outcome.
     report(100, 'done');
@@ -48,9 +48,10 @@ describe('supervisor: progress', () => {
 
   it('sends the reports of many jobs in one store call', async () => {
     const go = deferred<void>();
+    let started = 0;
     const { store, queue, supervisor } = setup({
       concurrency: 5,
-      handlers: { j: async (job: Job) => { await go.promise; job.progress(50); await go.promise; } },
+      handlers: { j: async (job: Job) => { started += 1; await go.promise; job.progress(50); await go.promise; } },
     });
     const calls: number[] = [];
     const setProgress = store.setProgressIfRunning.bind(store);
@@ -60,7 +61,7 @@ describe('supervisor: progress', () => {
     };
     await queue.enqueueMany(store, Array.from({ length: 5 }, () => ({ kind: 'j' as const, payload: {} })));
     const drained = supervisor.drain();
-    await settle();
+    await until('five handlers run', () => started === 5);
     go.resolve();
     await drained;
     expect(calls).toEqual([5]);
@@ -91,6 +92,7 @@ describe('supervisor: progress', () => {
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.drain();
     late.progress(77);
+    // Nothing to wait for: settle() gives a wrong write the turns it would take.
     await settle();
     expect((await store.getJob({ id: job.id }))?.progress).toBeNull();
   });
@@ -112,14 +114,14 @@ describe('supervisor: progress of several jobs', () => {
     };
     await queue.enqueueMany(store, [{ kind: 'j', payload: {} }, { kind: 'j', payload: {} }]);
     const drained = supervisor.drain();
-    await settle();
+    await until('both handlers run', () => reports.length === 2);
     const t0 = clock.now();
     const [a, b] = reports;
     b!(10);
-    await settle();
+    await until("b's first report written", () => written.length === 1);
     await advance(clock, 500, 100);
     a!(1);
-    await settle();
+    await until("a's first report written", () => written.length === 2);
     await advance(clock, 100, 100);
     a!(2); // held until 1 500
     await settle();

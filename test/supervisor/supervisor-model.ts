@@ -104,6 +104,7 @@ const modelRuntime: SupervisorRuntime = {
   claim: never,
   reap: never,
   abortAll: () => {},
+  releaseHeld: () => {},
   claimFailed: () => {},
   reapFailed: () => {},
   drained: () => {},

@@ -3,7 +3,7 @@ import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.j
 import { defineQueue, PermanentJobError, SkipJobError, type Job } from '../../src/index.js';
 import type { DeadJobAlert } from '../../src/supervisor/alerts.js';
 import { createSupervisor } from '../../src/supervisor/supervisor.js';
-import { advance, createTestClock, deferred, settle } from '../support/sim.js';
+import { advance, createTestClock, deferred, settle, until } from '../support/sim.js';
 import { stopSupervisorsAfterEach } from './harness.js';
 
 const track = stopSupervisorsAfterEach();
@@ -74,7 +74,7 @@ describe('supervisor: running jobs end to end', () => {
     expect(await states(store, job.id)).toEqual([
       'pending', 'running', 'retrying', 'running', 'retrying', 'running', 'dead',
     ]);
-    await settle();
+    await until('the dead job alerted', () => alerts.length > 0);
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatchObject({ kind: 'job_dead', dedupeKey: 'job_dead:work:flaky:', job: { id: job.id } });
   });
@@ -90,7 +90,7 @@ describe('supervisor: running jobs end to end', () => {
     expect(await store.getJob({ id: job.id })).toMatchObject({
       state: 'dead', attempt: 1, error: { code: 'permanent_error', message: 'place is gone' },
     });
-    await settle();
+    await until('the dead job alerted', () => alerts.length > 0);
     expect(alerts.map((a) => a.dedupeKey)).toEqual(['job_dead:work:describe:p1']);
   });
 
@@ -106,12 +106,12 @@ describe('supervisor: running jobs end to end', () => {
       { kind: 'x', payload: { placeId: 'p2' } },
     ]);
     await supervisor.drain();
-    await settle();
+    await until('two alerts', () => alerts.length >= 2);
     expect(alerts.map((a) => a.dedupeKey).sort()).toEqual(['job_dead:work:x:p1', 'job_dead:work:x:p2']);
     await advance(clock, 60_000, 60_000);
     await queue.enqueue(store, 'x', { placeId: 'p1' });
     await supervisor.drain();
-    await settle();
+    await until('a third alert', () => alerts.length >= 3);
     expect(alerts).toHaveLength(3);
     expect(alerts[2]).toMatchObject({ dedupeKey: 'job_dead:work:x:p1', suppressed: 1 });
   });
@@ -158,6 +158,7 @@ describe('supervisor: running jobs end to end', () => {
 describe('supervisor: deadlines, leases and zombies', () => {
   it('aborts a hung handler at the deadline, frees the slot, and never writes its late result', async () => {
     const hang = deferred<string>();
+    let started = false;
     let aborted: unknown;
     const { clock, store, queue, supervisor } = setup({
       deadlineMs: 5_000,
@@ -166,6 +167,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
       handlers: {
         hang: async ({ signal, attempt }: Job) => {
           if (attempt > 1) return 'second attempt';
+          started = true;
           signal.addEventListener('abort', () => { aborted = signal.reason; });
           return hang.promise; // ignores its signal on purpose
         },
@@ -173,13 +175,14 @@ describe('supervisor: deadlines, leases and zombies', () => {
     });
     const { job } = await queue.enqueue(store, 'hang', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => started);
     expect((await store.getJob({ id: job.id }))?.state).toBe('running');
     await advance(clock, 5_000);
-    expect(aborted).toBeDefined();
+    expect(aborted).toMatchObject({ name: 'AbortError' });
     // The slot was freed: with backoff 0 the retry ran in the same drain and completed.
     expect(await drained).toBe(2);
     hang.resolve('late result');
+    // Nothing to wait for: settle() gives the late result the turns it would take to do harm.
     await settle();
     const row = await store.getJob({ id: job.id });
     expect(row).toMatchObject({ state: 'completed', attempt: 2, result: 'second attempt' });
@@ -192,15 +195,16 @@ describe('supervisor: deadlines, leases and zombies', () => {
     const { clock, store, queue, supervisor, alerts } = setup({
       deadlineMs: 1_000,
       maxAttempts: 1,
-      handlers: { hang: () => new Promise(() => {}) },
+      handlers: { hang: () => { started = true; return new Promise(() => {}); } },
     });
+    let started = false;
     const { job } = await queue.enqueue(store, 'hang', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => started);
     await advance(clock, 1_000);
     await drained;
     expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'deadline_exceeded' } });
-    await settle();
+    await until('the dead job alerted', () => alerts.length > 0);
     expect(alerts).toHaveLength(1);
   });
 
@@ -209,11 +213,12 @@ describe('supervisor: deadlines, leases and zombies', () => {
     const { clock, store, queue, supervisor } = setup({
       leaseMs: 3_000,
       deadlineMs: 60_000,
-      handlers: { long: () => done.promise },
+      handlers: { long: () => { started = true; return done.promise; } },
     });
+    let started = false;
     const { job } = await queue.enqueue(store, 'long', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => started);
     const firstExpiry = (await store.getJob({ id: job.id }))!.leaseExpiresAt!.getTime();
     await advance(clock, 10_000, 500);
     const row = await store.getJob({ id: job.id });
@@ -250,12 +255,13 @@ describe('supervisor: deadlines, leases and zombies', () => {
     const workerClock = createTestClock();
     const storeClock = createTestClock();
     const store = memoryStore({ clock: storeClock });
-    const queue = defineQueue('work', { leaseMs: 3_000, deadlineMs: null, handlers: { j: () => release.promise } });
+    let started = false;
+    const queue = defineQueue('work', { leaseMs: 3_000, deadlineMs: null, handlers: { j: () => { started = true; return release.promise; } } });
     const supervisor = createSupervisor({ store, queues: [queue], clock: workerClock, workerId: 'w1' });
     track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => started);
     storeClock.increment(3_001);
     expect(await store.rescueExpiredJobs()).toHaveLength(1);
     const [reclaimed] = await store.claimJobs({ workerId: 'w2', leaseMs: 3_000, queues: [{ queue: 'work', limit: 1 }] });
@@ -284,15 +290,17 @@ describe('supervisor: deadlines, leases and zombies', () => {
     track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     const write = deferred<void>();
+    let writing = false;
     const setStates = store.setStatesIfRunning.bind(store);
     store.setStatesIfRunning = async (params) => {
+      writing = true;
       await write.promise;
       return setStates(params);
     };
     await supervisor.start();
-    await settle();
+    await until('the handler runs', () => answers.length === 1);
     answers[0]!.resolve('first');
-    await settle();
+    await until('the outcome is being written', () => writing);
     // The first attempt's write is on its way when the reaper gives the job back.
     storeClock.increment(3_001);
     expect(await store.rescueExpiredJobs()).toHaveLength(1);
@@ -327,7 +335,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
     track(supervisor, workerClock);
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.start();
-    await settle();
+    await until('the handler runs', () => answers.length === 1);
     storeClock.increment(3_001);
     expect(await store.rescueExpiredJobs()).toHaveLength(1);
     await advance(workerClock, 100);
@@ -357,7 +365,7 @@ describe('supervisor: deadlines, leases and zombies', () => {
     await queue.enqueue(store, 'j', {});
     store.renewLeases = () => Promise.reject(new Error('connection reset'));
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => signal !== undefined);
     await advance(clock, 3_000, 1_000);
     await drained;
     expect(signal?.aborted).toBe(true);
@@ -432,7 +440,7 @@ describe('supervisor: lifecycle', () => {
       return claim(params);
     };
     await supervisor.start();
-    await settle();
+    await until('the first claim', () => calls > 0);
     await advance(clock, 20_000, 250);
     expect(calls).toBeGreaterThan(2);
     // Backoff doubles: far fewer calls than one per poll.
@@ -446,19 +454,27 @@ describe('supervisor: lifecycle', () => {
 
   it('wakes on the store notification without waiting for the poll', async () => {
     const { store, queue, supervisor } = setup({ handlers: { j: async () => 'ok' } }, { pollIntervalMs: 3_600_000 });
+    const claim = store.claimJobs.bind(store);
+    let answered = 0;
+    store.claimJobs = async (params) => {
+      const jobs = await claim(params);
+      answered += 1;
+      return jobs;
+    };
     await supervisor.start();
-    await settle();
+    await until('the first claim came back', () => answered > 0);
     const { job } = await queue.enqueue(store, 'j', {});
-    await settle();
-    expect((await store.getJob({ id: job.id }))?.state).toBe('completed');
+    // The clock stands still: only the notification can bring the job in.
+    await until('the job completed', async () => (await store.getJob({ id: job.id }))?.state === 'completed');
   });
 
   it('stop() lets running jobs finish within the grace period', async () => {
     const finish = deferred<string>();
-    const { clock, store, queue, supervisor } = setup({ handlers: { j: () => finish.promise } });
+    let started = false;
+    const { clock, store, queue, supervisor } = setup({ handlers: { j: () => { started = true; return finish.promise; } } });
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.start();
-    await settle();
+    await until('the handler runs', () => started);
     const stopped = supervisor.stop({ graceMs: 10_000 });
     expect(supervisor.stop()).toBe(stopped);
     await advance(clock, 2_000);
@@ -469,14 +485,20 @@ describe('supervisor: lifecycle', () => {
 
   it('stop() aborts what runs past the grace period and releases it for retry: nothing lost', async () => {
     let aborted = 0;
+    let started = 0;
     const { clock, store, queue, supervisor } = setup({
       concurrency: 3,
       maxAttempts: 1,
-      handlers: { j: ({ signal }: Job) => new Promise((_, reject) => signal.addEventListener('abort', () => { aborted += 1; reject(new Error('aborted')); })) },
+      handlers: {
+        j: ({ signal }: Job) => {
+          started += 1;
+          return new Promise((_, reject) => signal.addEventListener('abort', () => { aborted += 1; reject(new Error('aborted')); }));
+        },
+      },
     });
     await queue.enqueueMany(store, Array.from({ length: 5 }, () => ({ kind: 'j' as const, payload: {} })));
     await supervisor.start();
-    await settle();
+    await until('three handlers run', () => started === 3);
     const stopped = supervisor.stop({ graceMs: 5_000 });
     await advance(clock, 5_000);
     await stopped;
@@ -497,13 +519,15 @@ describe('supervisor: lifecycle', () => {
     });
     const { job } = await queue.enqueue(store, 'j', {});
     const slowStore = deferred<void>();
+    let claiming = false;
     const claim = store.claimJobs.bind(store);
     store.claimJobs = async (params) => {
+      claiming = true;
       await slowStore.promise;
       return claim(params);
     };
     await supervisor.start();
-    await settle();
+    await until('a claim is in flight', () => claiming);
     let stopped = false;
     void supervisor.stop({ graceMs: 1_000 }).then(() => { stopped = true; });
     await advance(clock, 2_000);
@@ -519,6 +543,7 @@ describe('supervisor: lifecycle', () => {
     await supervisor.stop();
     await queue.enqueue(store, 'j', {});
     await supervisor.start();
+    // Nothing to wait for: settle() gives a wrongly started supervisor the turns to claim.
     await settle();
     expect((await store.countJobs())).toEqual([{ queue: 'work', state: 'pending', count: 1 }]);
   });
@@ -528,7 +553,7 @@ describe('supervisor: lifecycle', () => {
     const { store, queue, supervisor } = setup({ handlers: { j: (job: Job) => { signal = job.signal; return new Promise(() => {}); } } });
     const { job } = await queue.enqueue(store, 'j', {});
     const drained = supervisor.drain();
-    await settle();
+    await until('the handler runs', () => signal !== undefined);
     expect(await supervisor.cancel(job.id)).toBe(true);
     await drained;
     expect(signal?.aborted).toBe(true);

@@ -6,6 +6,20 @@ export async function settle(rounds = 8): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Yields to the event loop until `check` holds (a row's state, an actor's snapshot, a list the
+ * test fills), then returns; the clock does not move. Unlike `settle(n)`, which guesses how
+ * many turns a chain takes (one more `await` in the code breaks the guess), this waits for
+ * the state itself, and fails naming `what` if it never comes within `maxTurns` turns.
+ */
+export async function until(what: string, check: () => boolean | Promise<boolean>, maxTurns = 1_000): Promise<void> {
+  for (let turn = 0; turn < maxTurns; turn++) {
+    if (await check()) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`until: ${what} did not happen within ${maxTurns} turns of the event loop`);
+}
+
 /** A simulated clock that starts at a fixed, realistic time. */
 export function createTestClock(start = Date.UTC(2026, 10, 29, 12, 0, 0)): SimulatedClock {
   const clock = new SimulatedClock();

@@ -36,6 +36,8 @@ import type {
   PruneParams,
   QueueBacklog,
   QueueInfo,
+  WorkerHeartbeat,
+  WorkerInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -45,8 +47,10 @@ import type {
   TransitionCount,
   Unsubscribe,
 } from '../store.js';
+import { WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
+import { assertEnqueueJob } from '../../validation.js';
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
@@ -81,6 +85,8 @@ export class MemoryStore implements JobStore {
   readonly #alerts = new Map<string, { sentAt: number; suppressed: number }>();
   /** Every queue ever enqueued to, paused or resumed, by name; prune keeps them. */
   readonly #queues = new Map<string, QueueInfo>();
+  /** Every supervisor's last heartbeat, by workerId. */
+  readonly #workers = new Map<string, WorkerInfo>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
   /** Flows: what waits for what (src/flows). */
@@ -93,6 +99,7 @@ export class MemoryStore implements JobStore {
   }
 
   async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
+    for (const job of params.jobs) assertEnqueueJob(job);
     if (params.client !== undefined) {
       throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
     }
@@ -417,6 +424,25 @@ export class MemoryStore implements JobStore {
 
   async listQueues(): Promise<QueueInfo[]> {
     return [...this.#queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((queue) => ({ ...queue }));
+  }
+
+  async recordWorker(params: { worker: WorkerHeartbeat }): Promise<void> {
+    const now = this.#now();
+    for (const [id, worker] of this.#workers) {
+      if (id !== params.worker.workerId && worker.lastSeenAt.getTime() < now.getTime() - WORKER_FORGET_MS) this.#workers.delete(id);
+    }
+    const startedAt = this.#workers.get(params.worker.workerId)?.startedAt ?? now;
+    this.#workers.set(params.worker.workerId, { ...params.worker, queues: [...params.worker.queues], startedAt, lastSeenAt: now });
+  }
+
+  async removeWorker(params: { workerId: string }): Promise<void> {
+    this.#workers.delete(params.workerId);
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    return [...this.#workers.values()]
+      .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0))
+      .map((worker) => ({ ...worker, queues: [...worker.queues] }));
   }
 
   async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {

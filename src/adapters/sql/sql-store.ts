@@ -25,6 +25,8 @@ import type {
   PruneParams,
   QueueBacklog,
   QueueInfo,
+  WorkerHeartbeat,
+  WorkerInfo,
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
@@ -49,6 +51,7 @@ import { getSchedules } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { listQueues, pauseQueue, resumeQueue } from './queries/queues.js';
+import { listWorkers, recordWorker, removeWorker } from './queries/workers.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
 import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
@@ -61,6 +64,7 @@ import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { WakeHub } from './wake-hub.js';
 import type { Listen } from './wake-hub.js';
+import { assertEnqueueJob } from '../../validation.js';
 
 export interface SqlStoreParts {
   driver: SqlDriver;
@@ -96,8 +100,9 @@ export class SqlJobStore implements JobStore {
     return migrate(this.#ctx.driver, this.#ctx.schema);
   }
 
-  enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
-    return params.jobs.length === 0 ? Promise.resolve([]) : enqueueJobs(this.#ctx, params);
+  async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
+    for (const job of params.jobs) assertEnqueueJob(job);
+    return params.jobs.length === 0 ? [] : enqueueJobs(this.#ctx, params);
   }
 
   claimJobs(params: ClaimParams): Promise<ClaimedJob[]> {
@@ -201,6 +206,18 @@ export class SqlJobStore implements JobStore {
 
   listQueues(): Promise<QueueInfo[]> {
     return listQueues(this.#ctx);
+  }
+
+  recordWorker(params: { worker: WorkerHeartbeat }): Promise<void> {
+    return recordWorker(this.#ctx, params);
+  }
+
+  removeWorker(params: { workerId: string }): Promise<void> {
+    return removeWorker(this.#ctx, params);
+  }
+
+  listWorkers(): Promise<WorkerInfo[]> {
+    return listWorkers(this.#ctx);
   }
 
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {

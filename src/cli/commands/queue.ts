@@ -24,6 +24,7 @@ export function queueCommand(): Command {
     .addCommand(changeCommand('resume'))
     .addCommand(
       addConnectionOptions(new Command('list'))
+        .summary('list the queues, active or paused')
         .description('List the queues the store knows (a queue is known from its first job on, prune or not).')
         .option('--json', 'print {"queues": [{name, createdAt, pausedAt}]}')
         .action((options: QueueOptions) =>
@@ -40,6 +41,7 @@ export function queueCommand(): Command {
 
 function changeCommand(change: 'pause' | 'resume'): Command {
   return addConnectionOptions(new Command(change))
+    .summary(change === 'pause' ? 'stop every worker claiming its jobs' : 'let workers claim its jobs again')
     .description(
       change === 'pause'
         ? 'Pause a queue: no worker on the store claims its jobs until it is resumed.'

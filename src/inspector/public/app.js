@@ -27,7 +27,14 @@ const state = {
 
 async function api(path, options = {}) {
   const headers = { accept: 'application/json', ...(state.token ? { 'x-jobvisor-token': state.token } : {}), ...(options.headers || {}) };
-  const response = await fetch(path, { ...options, headers });
+  let response;
+  try {
+    response = await fetch(path, { ...options, headers });
+  } catch (error) {
+    // No answer at all (not an HTTP error): the server is gone or the network is.
+    $('#offline').hidden = false;
+    throw Object.assign(new Error('the inspector does not answer'), { status: 0 });
+  }
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { status: response.status });
   return body;
@@ -59,9 +66,24 @@ function duration(ms) {
 }
 
 /** What a handler last reported with job.progress(percent, message). */
+/** A bar with the rounded percent, and the handler's message. */
 function progressText(progress) {
   if (!progress) return '—';
-  return `${progress.percent}%${progress.message ? ` ${progress.message}` : ''}`;
+  const percent = Math.round(progress.percent);
+  return el(
+    'span',
+    { class: 'progress', title: `${progress.percent}% at ${fullTime(progress.at)}` },
+    el('progress', { max: 100, value: percent }),
+    ` ${percent}%`,
+    progress.message ? el('span', { class: 'muted' }, ` ${progress.message}`) : '',
+  );
+}
+
+/** A date with its day, in the reader's zone: "Tue, 1 Dec 2026, 19:40:12". */
+function fullTime(iso) {
+  return new Date(iso).toLocaleString(undefined, {
+    weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  });
 }
 
 function time(iso) {
@@ -123,7 +145,7 @@ async function loadQueues() {
   const rows = view.queues.map((q) => {
     const completed = q.throughput.completed || view.buckets.map(() => 0);
     const failed = addSeries(q.throughput.retrying, q.throughput.dead) || view.buckets.map(() => 0);
-    const filter = (jobState) => el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
+    const filter = (jobState) => el('a', { href: `/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
     // Beside a supervisor: what this process did since it started.
     const here = q.process
       ? el('div', { class: 'muted small' }, `here: ${q.process.running} running, ${q.process.completed} completed, ${q.process.retrying + q.process.dead} failed`)
@@ -131,16 +153,24 @@ async function loadQueues() {
     return el(
       'tr',
       { 'data-queue': q.queue },
-      el('td', {}, el('a', { href: `#/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
+      el('td', {}, el('a', { href: `/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
+      el(
+        'td',
+        { class: 'queue-status' },
+        q.pausedAt
+          ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}: no worker claims its jobs` }, 'paused')
+          : el('span', { class: 'state active' }, 'active'),
+      ),
       ...['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'].map((s) =>
         el('td', { class: `num ${q.counts[s] > 0 ? s : ''}` }, filter(s)),
       ),
       el('td', { title: q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
       el('td', { class: 'spark-cell', title: 'per minute, oldest first' }, sparkline(completed, '#1a7f37'), ` ${sum(completed)}`),
       el('td', { class: 'spark-cell', title: 'attempts that failed (retrying or dead), per minute' }, sparkline(failed, '#cf222e'), ` ${sum(failed)}`),
+      el('td', { class: 'act-col' }, state.info.actions ? queueButton(q) : ''),
     );
   });
-  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 10, class: 'muted' }, 'no jobs yet'))]));
+  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 12, class: 'muted' }, 'no jobs yet'))]));
   $('#queue-names').replaceChildren(...view.queues.map((q) => el('option', { value: q.queue })));
   $('#queues-note').textContent = `jobs completed and attempts failed in the last ${view.buckets.length} min, per minute${view.partial ? ' (at least: history read in part)' : ''}`;
 
@@ -165,19 +195,105 @@ async function loadQueues() {
   if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
 }
 
+async function loadWorkers() {
+  const view = await api('/api/workers');
+  const rows = view.workers.map((w) =>
+    el(
+      'tr',
+      { 'data-worker-id': w.workerId, class: w.quiet ? 'quiet' : '' },
+      el('td', { class: 'wrap' }, w.workerId, w.quiet ? el('div', { class: 'error small' }, 'no heartbeat lately: stopped without saying, or cut off') : ''),
+      el('td', {}, w.host),
+      el('td', { class: 'num' }, String(w.pid)),
+      el('td', { class: 'wrap' }, w.queues.join(', ')),
+      // Held in the store now; the heartbeat's own count (prefetched jobs too) is as of its last beat.
+      el('td', { class: 'num', title: `at its last heartbeat: ${w.running}` }, String(w.jobs.length)),
+      el('td', {}, time(w.startedAt)),
+      el('td', {}, time(w.lastSeenAt)),
+      el('td', { class: 'held' }, ...(w.jobs.length ? w.jobs.flatMap((job) => [jobLink(job.id), ` ${job.queue}/${job.kind} `]) : [el('span', { class: 'muted' }, 'none')])),
+    ),
+  );
+  $('#workers-table tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, 'no worker is running on this store'))]));
+  $('#workers-note').textContent = `each supervisor writes a heartbeat every ${Math.round(view.heartbeatMs / 1000)} s${view.jobsMore ? '; jobs: the newest running only' : ''}`;
+  $('#orphans').hidden = view.orphans.length === 0;
+  $('#orphans').replaceChildren(`running jobs held by a worker not listed (its lease lapses, then the reaper rescues them): `, ...view.orphans.flatMap((job) => [jobLink(job.id), ' ']));
+}
+
+function queueButton(q) {
+  const action = q.pausedAt ? 'resume' : 'pause';
+  const button = el('button', { type: 'button', 'data-queue-action': action }, action);
+  button.addEventListener('click', async () => {
+    if (action === 'pause' && !confirm(`Pause queue ${q.queue}? No worker will claim its jobs until it is resumed.`)) return;
+    try {
+      const result = await api(`/api/queues/${encodeURIComponent(q.queue)}/${action}`, { method: 'POST' });
+      flash(result.message);
+      await loadQueues();
+    } catch (error) {
+      flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
+    }
+  });
+  return button;
+}
+
+/** The list's filters and page live in the real URL's query (`/?queue=mail&state=dead&before=120`),
+ *  so reload, Back and a shared link show the same list. */
+const LIST_PARAMS = ['queue', 'state', 'kind', 'q'];
 function filterParams() {
-  const params = new URLSearchParams(location.hash.split('?')[1] || '');
-  for (const [name, value] of [...params]) if (!value) params.delete(name);
+  const params = new URLSearchParams();
+  const query = new URLSearchParams(location.search);
+  for (const name of LIST_PARAMS) if (query.get(name)) params.set(name, query.get(name));
   return params;
 }
 
-async function loadJobs() {
+/** Goes to the list with these filters (and page), as a new history entry. */
+function navigateList(params) {
+  const query = params.toString();
+  history.pushState(null, '', `/${query ? `?${query}` : ''}`);
+  route();
+}
+
+/** The total the filters match (queue, state, kind), and the bulk buttons when they narrow. */
+async function loadTotals() {
   const params = filterParams();
+  params.delete('q');
+  const { count, capped } = await api(`/api/jobs-count?${params}`);
+  state.total = { count, capped, filtered: params.toString() !== '' };
+  const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
+  $('#totals').textContent = `${count}${capped ? '+' : ''} job${count === 1 ? '' : 's'} ${described ? `match ${described}` : 'in all'}`;
+  $('#bulk-actions').hidden = !(state.info.actions && state.total.filtered && count > 0);
+}
+
+async function bulk(action) {
+  const params = filterParams();
+  params.delete('q');
+  const { count, capped } = state.total;
+  const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
+  if (!confirm(`${action} all ${count}${capped ? '+' : ''} jobs matching ${described}?`)) return;
+  try {
+    const result = await api(`/api/bulk/${action}?${params}`, { method: 'POST' });
+    flash(result.message);
+  } catch (error) {
+    flash(`${action} all refused (${error.status || 'error'}): ${error.message}`, 'error');
+  }
+  await Promise.all([loadJobs(), loadQueues()]).catch(() => {});
+}
+
+const SEARCH_STRETCHES = 20;
+
+async function loadJobs() {
+  loadTotals().catch(() => {});
+  const params = filterParams();
+  state.before = new URLSearchParams(location.search).get('before');
   if (state.before) params.set('before', state.before);
-  const page = await api(`/api/jobs?${params}`);
+  // Each answer looks at a bounded stretch of the table; a filter that matches nothing there
+  // goes on into older stretches (up to SEARCH_STRETCHES of them) before it says so.
+  let page = await api(`/api/jobs?${params}`);
+  for (let stretch = 1; page.jobs.length === 0 && page.nextBefore && stretch < SEARCH_STRETCHES; stretch++) {
+    params.set('before', page.nextBefore);
+    page = await api(`/api/jobs?${params}`);
+  }
   state.nextBefore = page.nextBefore;
   const rows = page.jobs.map(jobRow);
-  const empty = page.nextBefore ? 'no match in this stretch of jobs: look further with "older"' : 'no jobs match';
+  const empty = page.nextBefore ? 'no match in the newest jobs looked at: look further with "older"' : 'no jobs match';
   $('#jobs tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, empty))]));
   $('#older').disabled = !page.nextBefore;
   $('#newest').disabled = !state.before;
@@ -193,9 +309,9 @@ function jobRow(job) {
     el('td', {}, job.kind),
     el('td', { class: 'state-cell' }, stateBadge(job.state)),
     el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
-    el('td', {}, job.uniqueKey || ''),
+    el('td', { title: job.uniqueKey || '' }, el('span', { class: 'clip' }, job.uniqueKey || '')),
     el('td', {}, time(job.updatedAt)),
-    el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, job.error ? `${job.error.code}: ${job.error.message}` : ''),
+    el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, el('span', { class: 'clip' }, job.error ? `${job.error.code}: ${job.error.message}` : '')),
   );
 }
 
@@ -265,16 +381,85 @@ async function loadJob(id) {
       (action === 'delete' && job.state !== 'running')
     );
   }
+  renderStory(view.story);
+  // Progress writes no history row, so no event tells of it: a running job is read again.
+  clearTimeout(state.progressTimer);
+  if (job.state === 'running') state.progressTimer = setTimeout(() => state.jobId === job.id && loadJob(job.id).catch(() => {}), 1000);
   await loadDiagram(job.id);
 }
 
-/** The server draws the machine; the SVG holds only names from the machine definition. */
+/** As the server colours each attempt's steps (story-svg.ts). */
+const ATTEMPT_COLORS = ['#6e7781', '#0969da', '#bc4c00', '#8250df', '#1a7f37', '#bf3989', '#9a6700', '#0550ae', '#cf222e'];
+function attemptColor(attempt) {
+  return attempt === 0 ? ATTEMPT_COLORS[0] : ATTEMPT_COLORS[1 + ((attempt - 1) % (ATTEMPT_COLORS.length - 1))];
+}
+
+function durationText(ms) {
+  if (ms === null) return 'running';
+  return ms < 1000 ? `${ms} ms` : ms < 60000 ? `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s` : duration(ms);
+}
+
+/** The steps in order, and one row per attempt: start, duration, outcome, worker, error. */
+function renderStory(story) {
+  $('#job-steps').replaceChildren(
+    ...story.steps.map((s) =>
+      el(
+        'li',
+        { 'data-step': s.n, 'data-attempt': s.attempt },
+        el('span', { class: 'step-n', 'data-color': attemptColor(s.attempt) }, String(s.n)),
+        ' ',
+        s.from ? stateBadge(s.from) : '',
+        s.from ? ' → ' : '',
+        stateBadge(s.to),
+        ` ${s.label}`,
+        s.attempt > 0 ? el('span', { class: 'muted small' }, ` (attempt ${s.attempt})`) : '',
+      ),
+    ),
+  );
+  // Colours from data, set as properties: the CSP allows no inline style attributes.
+  for (const dot of document.querySelectorAll('#job-steps .step-n')) dot.style.background = dot.dataset.color;
+  $('#job-attempts tbody').replaceChildren(
+    ...(story.attempts.length
+      ? story.attempts.map((a) => {
+          const error = a.error
+            ? el(
+                'details',
+                {},
+                el('summary', {}, `${a.error.code}: ${a.error.message}`),
+                el('pre', { class: 'error' }, a.error.stack || '(no stack)'),
+              )
+            : '';
+          const row = el(
+            'tr',
+            { 'data-attempt': a.attempt },
+            el('td', { class: 'num' }, el('span', { class: 'step-n', 'data-color': attemptColor(a.attempt) }, String(a.attempt))),
+            el('td', {}, el('time', { datetime: a.startedAt, title: ago(a.startedAt) }, fullTime(a.startedAt))),
+            el('td', { class: 'num' }, durationText(a.durationMs)),
+            el('td', {}, a.outcome ? stateBadge(a.outcome) : stateBadge('running'), a.how ? ` ${a.how}` : ''),
+            el('td', { class: 'wrap' }, a.workerId || ''),
+            el('td', { class: 'error-cell wrap' }, error),
+          );
+          return row;
+        })
+      : [el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'not claimed yet'))]),
+  );
+  for (const dot of document.querySelectorAll('#job-attempts .step-n')) dot.style.background = dot.dataset.color;
+}
+
+function diagramView() {
+  const checked = document.querySelector('input[name="diagram-view"]:checked');
+  return checked ? checked.value : 'story';
+}
+
+/** The server draws both views; the SVG holds only names from the machine and numbers. */
 async function loadDiagram(id) {
-  const response = await fetch(`/api/jobs/${encodeURIComponent(id)}/machine.svg`);
+  const file = diagramView() === 'machine' ? 'machine.svg' : 'story.svg';
+  const response = await fetch(`/api/jobs/${encodeURIComponent(id)}/${file}`, { headers: state.token ? { 'x-jobvisor-token': state.token } : {} });
   if (!response.ok) return;
   const doc = new DOMParser().parseFromString(await response.text(), 'image/svg+xml');
   if (doc.documentElement.nodeName !== 'svg') return;
   $('#job-diagram').replaceChildren(document.importNode(doc.documentElement, true));
+  $('#job-diagram').dataset.view = file === 'machine.svg' ? 'machine' : 'story';
 }
 
 async function act(action) {
@@ -295,14 +480,19 @@ async function act(action) {
 function route() {
   const match = /^#\/jobs\/([^?]+)/.exec(location.hash);
   state.jobId = match ? decodeURIComponent(match[1]) : null;
-  $('#overview').hidden = state.jobId !== null;
+  state.workersPage = state.jobId === null && /^#\/workers\b/.test(location.hash);
+  $('#overview').hidden = state.jobId !== null || state.workersPage;
+  $('#workers').hidden = !state.workersPage;
   $('#job').hidden = state.jobId === null;
+  $('#tab-workers').classList.toggle('current', state.workersPage);
+  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null);
   return refresh();
 }
 
 async function refresh() {
   try {
     if (state.jobId !== null) await loadJob(state.jobId);
+    else if (state.workersPage) await loadWorkers();
     else {
       fillFilterForm();
       await Promise.all([loadQueues(), loadJobs()]);
@@ -334,6 +524,7 @@ function throttle(fn, ms) {
 
 const refreshJob = throttle(() => state.jobId !== null && loadJob(state.jobId).catch(() => {}), 150);
 const refreshJobs = throttle(() => state.jobId === null && loadJobs().catch(() => {}), 250);
+const refreshWorkers = throttle(() => state.workersPage && loadWorkers().catch(() => {}), 500);
 const refreshQueues = throttle(() => state.jobId === null && loadQueues().catch(() => {}), 1000);
 
 function onTransitions(events) {
@@ -342,6 +533,7 @@ function onTransitions(events) {
     if (events.some((event) => event.jobId === state.jobId)) refreshJob();
     return;
   }
+  if (state.workersPage) return refreshWorkers();
   refreshQueues();
   // The newest page gains new jobs; an older page only sees its rows change state.
   if (!state.before) return refreshJobs();
@@ -355,11 +547,13 @@ function connect() {
   const source = new EventSource('/api/events');
   const live = $('#live');
   source.addEventListener('open', () => {
+    $('#offline').hidden = true;
     live.textContent = 'live';
     live.className = 'live on';
     refresh();
   });
   source.addEventListener('error', () => {
+    $('#offline').hidden = false;
     live.textContent = 'reconnecting…';
     live.className = 'live off';
   });
@@ -434,34 +628,30 @@ async function start() {
     event.preventDefault();
     const params = new URLSearchParams();
     for (const [name, value] of new FormData(event.target)) if (value) params.set(name, String(value).trim());
-    state.before = null;
-    location.hash = `#/?${params}`;
+    navigateList(params);
   });
-  $('#filters').addEventListener('reset', () => {
-    state.before = null;
-    location.hash = '#/';
-  });
+  $('#filters').addEventListener('reset', () => navigateList(new URLSearchParams()));
   $('#older').addEventListener('click', () => {
-    state.before = state.nextBefore;
-    loadJobs().catch((error) => flash(error.message, 'error'));
+    const params = filterParams();
+    params.set('before', state.nextBefore);
+    navigateList(params);
   });
-  $('#newest').addEventListener('click', () => {
-    state.before = null;
-    loadJobs().catch((error) => flash(error.message, 'error'));
-  });
+  $('#newest').addEventListener('click', () => navigateList(filterParams()));
+  window.addEventListener('popstate', () => route());
   for (const button of document.querySelectorAll('#actions button')) {
     button.addEventListener('click', () => act(button.dataset.action));
   }
-  window.addEventListener('hashchange', () => {
-    if (!location.hash.startsWith('#/jobs/')) {
-      state.before = null;
-    }
-    route();
-  });
+  for (const button of document.querySelectorAll('#bulk-actions button')) {
+    button.addEventListener('click', () => bulk(button.dataset.bulk));
+  }
+  for (const radio of document.querySelectorAll('input[name="diagram-view"]')) {
+    radio.addEventListener('change', () => state.jobId !== null && loadDiagram(state.jobId));
+  }
+  window.addEventListener('hashchange', () => route());
   await route();
   connect();
   // Relative times and the queues age even when nothing happens.
-  setInterval(() => (state.jobId === null ? loadQueues() : loadJob(state.jobId)).catch(() => {}), 15000);
+  setInterval(() => (state.jobId !== null ? loadJob(state.jobId) : state.workersPage ? loadWorkers() : loadQueues()).catch(() => {}), 15000);
 }
 
 start().catch((error) => flash(`cannot reach the inspector: ${error.message}`, 'error'));

@@ -34,8 +34,9 @@ describePostgres('the LISTEN connection', (url) => {
     await store.migrate();
     const woken: string[] = [];
     const unsubscribe = await store.subscribe((queue) => woken.push(queue ?? '(any queue)'));
-    const [first] = await listeners();
-    expect(first).toBeDefined();
+    const all = await listeners();
+    expect(all).toHaveLength(1);
+    const first = all[0]!;
 
     await pool.query('select pg_terminate_backend($1)', [first]);
     await vi.waitFor(

@@ -33,7 +33,7 @@ select r.* from resumed r cross join lateral (select pg_notify('${s.channel}', r
 `,
 );
 
-const LIST_QUEUES = defineStatement('list_queues', (s) => `select name, created_at, paused_at from ${s.quoted}.queues order by name`);
+const LIST_QUEUES = defineStatement('list_queues', (s) => `select name, created_at, paused_at from ${s.quoted}.queues order by name collate "C"`);
 
 export async function pauseQueue(ctx: SqlContext, params: { queue: string }): Promise<QueueInfo> {
   const [row] = await ctx.run<QueueRow>(PAUSE_QUEUE, [ctx.now(), params.queue]);

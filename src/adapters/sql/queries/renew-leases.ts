@@ -7,8 +7,11 @@ import { defineStatement, NOW } from '../statement.js';
  * Heartbeat: every lease a process holds, renewed in one statement instead of one round trip
  * per job. The join is on the primary key; the fence (still running under this token) makes a
  * zombie's heartbeat a no-op. An expired lease nobody rescued yet is still renewed. No
- * history row: a renewal is not a transition. It also reports a cancel requested for the job,
- * so that the holder hears of it even when the notification was lost.
+ * history row: a renewal is not a transition. It also reports a cancel requested for the
+ * job, so that the holder hears of it even when the notification was lost.
+ * The rows are fetched by primary key (`= any(array(…))`): a plain join, planned from
+ * jsonb_to_recordset's guess of 100 rows, may hash every running job instead (see
+ * set-states-if-running.ts).
  */
 const RENEW_LEASES = defineStatement(
   'renew_leases',
@@ -17,6 +20,7 @@ update ${s.quoted}.jobs j
 set lease_expires_at = ${NOW} + $3::float8 * interval '1 millisecond', updated_at = ${NOW}
 from (select distinct id, token from jsonb_to_recordset($2::jsonb) as x(id bigint, token text)) l
 where j.id = l.id and j.state = 'running' and j.lease_token::text = l.token
+  and j.id = any(array(select (x ->> 'id')::bigint from jsonb_array_elements($2::jsonb) x))
 returning j.id::text as id, l.token, j.cancel_requested_at is not null as cancel
 `,
 );

@@ -16,6 +16,12 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  * - Progress the attempt reported last, not yet written, goes in with the outcome.
  * - The lease is cleared, the worker id kept for the record; the history row goes in with
  *   the change.
+ * - Each outcome's row is looked up by primary key (`lateral … limit 1`, which the planner
+ *   cannot pull up into a join). As a join, planned from jsonb_to_recordset's fixed guess of
+ *   100 input rows, it hashed every running job, fetched through jobs_lease_expiry_idx, whose
+ *   entries for rows that have finished since the last vacuum it also visits: a cost that grew
+ *   with every job run (2,786 index entries read for 51 outcomes, a few thousand jobs into a
+ *   drain).
  */
 const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
@@ -27,8 +33,12 @@ with outcome as (
   from jsonb_to_recordset($2::jsonb) as o(
     i int, id bigint, token text, state text, result jsonb, error jsonb, delay_ms float8,
     percent float8, message text)
-  join ${s.quoted}.jobs j on j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
-  cross join lateral (select o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again) c
+  cross join lateral (
+    select o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again
+    from ${s.quoted}.jobs j
+    where j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+    limit 1
+  ) c
   order by o.id, o.i
 ),
 written as (

@@ -1,0 +1,99 @@
+/**
+ * Pausing and resuming a queue from the page, in headless Chromium: the queue shows as paused,
+ * two supervisors on the store take none of its jobs while it is, and all of them once resumed.
+ * The API refuses the action without the token, and a bad queue name with a 400.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
+import { startInspector, type Inspector } from '../../src/inspector/index.js';
+import { createSupervisor, defineQueue, type Supervisor } from '../../src/index.js';
+import { type Browser, describeBrowser } from '../support/chromium.js';
+
+const TOKEN = 'queue-page-token';
+const WAIT = { timeout: 10_000 };
+
+describeBrowser('inspector page: pause and resume a queue', (launch) => {
+  let browser: Browser;
+  let page: Page;
+  let store: MemoryStore;
+  let inspector: Inspector;
+  const supervisors: Supervisor[] = [];
+
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    await page?.close();
+    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
+    await inspector?.close();
+  });
+
+  const mail = defineQueue('mail', { handlers: { send: async () => ({ sent: true }) } });
+  const status = () => page.locator('#queues tr[data-queue="mail"] .queue-status .state');
+
+  it('pauses from the page; two supervisors take nothing until it is resumed, then everything', async () => {
+    store = memoryStore();
+    await mail.enqueue(store, 'send', { n: 0 });
+    for (let i = 0; i < 2; i++) {
+      const supervisor = createSupervisor({ store, queues: [mail], pollIntervalMs: 20 });
+      supervisors.push(supervisor);
+    }
+    await Promise.all(supervisors.map((s) => s.start()));
+    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await browser.context.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(inspector.url);
+    await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
+    await page.locator('#jobs tr[data-job-id="1"] .state', { hasText: 'completed' }).waitFor(WAIT);
+    await page.fill('#token', TOKEN);
+    await page.click('#token-form button[type=submit]');
+    await page.locator('#token-note', { hasText: 'accepted' }).waitFor(WAIT);
+    expect(await status().textContent()).toBe('active');
+
+    await page.click('#queues tr[data-queue="mail"] button[data-queue-action="pause"]');
+    await status().filter({ hasText: 'paused' }).waitFor(WAIT);
+    expect((await store.listQueues())[0]?.pausedAt).toBeInstanceOf(Date);
+
+    const ids: string[] = [];
+    for (let i = 1; i <= 4; i++) ids.push((await mail.enqueue(store, 'send', { n: i })).job.id);
+    // Each enqueue woke both supervisors, which claimed (nothing) at once.
+    await page.locator('#queues tr[data-queue="mail"] td.num.pending', { hasText: '4' }).waitFor(WAIT);
+    for (const id of ids) expect((await store.getJob({ id }))?.state).toBe('pending');
+
+    const resumedAt = Date.now();
+    await page.click('#queues tr[data-queue="mail"] button[data-queue-action="resume"]');
+    await status().filter({ hasText: 'active' }).waitFor(WAIT);
+    for (const id of ids) await page.locator(`#jobs tr[data-job-id="${id}"] .state`, { hasText: 'completed' }).waitFor(WAIT);
+    for (const id of ids) {
+      const events = await store.getJobEvents({ id });
+      expect(events.map((e) => e.toState)).toEqual(['pending', 'running', 'completed']);
+      expect(events[1]!.at.getTime()).toBeGreaterThanOrEqual(resumedAt);
+    }
+  });
+
+  it('the API needs the token for a queue action, and refuses a bad name', async () => {
+    store = memoryStore();
+    await mail.enqueue(store, 'send', {});
+    inspector = await startInspector({ store, port: 0, token: TOKEN });
+    page = await browser.context.newPage();
+    await page.goto(inspector.url);
+    const post = (path: string, token?: string) =>
+      page.evaluate(
+        async ([p, t]) => {
+          const response = await fetch(p!, { method: 'POST', headers: t ? { 'x-jobvisor-token': t } : {} });
+          return { status: response.status, body: await response.json() };
+        },
+        [path, token],
+      );
+    expect((await post('/api/queues/mail/pause')).status).toBe(403);
+    expect((await store.listQueues())[0]?.pausedAt).toBeNull();
+    expect(await post('/api/queues/a%20b/pause', TOKEN)).toMatchObject({ status: 400, body: { error: expect.stringContaining('queue: must be') } });
+    expect((await post('/api/queues/mail/stop', TOKEN)).status).toBe(404);
+    expect(await post('/api/queues/mail/pause', TOKEN)).toMatchObject({ status: 200, body: { queue: { name: 'mail' } } });
+    expect((await store.listQueues())[0]?.pausedAt).toBeInstanceOf(Date);
+  });
+});

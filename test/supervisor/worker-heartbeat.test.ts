@@ -1,0 +1,49 @@
+/**
+ * Every started supervisor keeps a row in the store's workers table: written at start, moved
+ * every heartbeat with what it holds, removed at stop; a failing heartbeat never stops jobs.
+ */
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { WORKER_HEARTBEAT_MS } from '../../src/supervisor/worker-heartbeat.js';
+import { advance, settle } from '../support/sim.js';
+import { supervisorHarness } from './harness.js';
+
+describe('worker heartbeat', () => {
+  const { setup } = supervisorHarness();
+
+  it('records the supervisor at start, moves its last seen with its running count, and removes it at stop', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { clock, store, queue, supervisor } = setup({ handlers: { hold: () => held } });
+    const started = clock.now();
+    await supervisor.start();
+    await settle();
+    expect(await store.listWorkers()).toEqual([
+      { workerId: 'w1', host: hostname(), pid: process.pid, queues: ['work'], running: 0, startedAt: new Date(started), lastSeenAt: new Date(started) },
+    ]);
+    await queue.enqueue(store, 'hold', {});
+    await settle();
+    await advance(clock, WORKER_HEARTBEAT_MS);
+    expect(await store.listWorkers()).toEqual([
+      expect.objectContaining({ running: 1, startedAt: new Date(started), lastSeenAt: new Date(started + WORKER_HEARTBEAT_MS) }),
+    ]);
+    release();
+    await supervisor.stop();
+    expect(await store.listWorkers()).toEqual([]);
+  });
+
+  it('a heartbeat the store refuses is logged, and the supervisor runs on', async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_: object, msg?: string) => void warnings.push(msg ?? '') };
+    const { clock, store, queue, supervisor } = setup({ handlers: { k: async () => 'ok' } }, { logger });
+    store.recordWorker = () => Promise.reject(new Error('workers table gone'));
+    await supervisor.start();
+    await settle();
+    expect(warnings).toContain('worker heartbeat failed; trying again at the next');
+    const { job } = await queue.enqueue(store, 'k', {});
+    await advance(clock, 100);
+    expect((await store.getJob({ id: job.id }))?.state).toBe('completed');
+    await advance(clock, WORKER_HEARTBEAT_MS);
+    expect(warnings.filter((w) => w.startsWith('worker heartbeat failed'))).toHaveLength(2);
+  });
+});
