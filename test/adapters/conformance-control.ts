@@ -238,7 +238,8 @@ export function describeControlConformance(current: () => { store: JobStore; clo
 
     it('the reaper sends waiting jobs past it to dead with code expired, from the moment it comes', async () => {
       const expiresAt = new Date(clock().now() + 10_000);
-      const pending = await enqueue({ expiresAt, runAt: new Date(clock().now() + 60_000) });
+      // Unclaimed since it came due; the retrying one below is not due before its expiry.
+      const pending = await enqueue({ expiresAt, runAt: new Date(clock().now() + 5_000) });
       const retrying = await enqueue({ expiresAt });
       const claimed = await claimOne();
       await write({ ...lease(claimed), state: 'retrying', error: BOOM, delayMs: 60_000 });
