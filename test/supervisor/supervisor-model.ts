@@ -67,6 +67,12 @@ export interface SupervisorWorld {
   reapInFlight: boolean;
   /** stop() was called: the real one sends its event once. */
   stopCalled: boolean;
+  /** The machine began to stop (releaseHeld): jobs a claim brings from now on are given back
+   *  at once, never started (the replay lets those writes through). */
+  closing: boolean;
+  /** Jobs claimed while stopping whose give-back write waits behind a release batch still
+   *  unanswered (the writer sends one batch at a time): they end with that batch. */
+  behind: number;
   drained: number;
   stopped: boolean;
 }
@@ -132,6 +138,9 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
           if (world.held > world.releasing) world.releaseBatches = [...world.releaseBatches, world.held - world.releasing];
           world.releasing = world.held;
           break;
+        case 'releaseHeld':
+          world.closing = true;
+          break;
         case 'drained':
           world.drained += 1;
           break;
@@ -190,7 +199,7 @@ function answerPeriodicReap(machine: SupervisorSnapshot, world: SupervisorWorld,
 const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
   getInitialSnapshot: (scope) => {
     const world: SupervisorWorld = {
-      now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false,
+      now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false, closing: false, behind: 0,
       stopCalled: false, drained: 0, stopped: false,
     };
     current = world;
@@ -221,6 +230,11 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
         world.releasing -= done;
         // A released job is due again at once: the next claim may take it.
         world.pending += done;
+        // The give-backs that waited behind the batch go through with it.
+        if (world.releasing === 0) {
+          world.held -= world.behind;
+          world.behind = 0;
+        }
       }
       world.held -= done;
       machine = storeAnswered(machine, world, scope);
@@ -238,6 +252,12 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
         world.pending -= claimed;
         world.held += claimed;
         world.mayHaveWork = claimed >= limit;
+        if (world.closing) {
+          // Given back at once, unless a release batch is still waiting for its answer.
+          world.pending += claimed;
+          if (world.releasing > 0) world.behind += claimed;
+          else world.held -= claimed;
+        }
       } else {
         world.storeFailed = true;
       }

@@ -75,8 +75,10 @@ export async function replaySupervisorPath(
     },
     setStatesIfRunning: async (params) => {
       // A release (stop past its grace period) is written when the path says so; a completion
-      // as its handler answers.
-      if (params.outcomes.some((outcome) => outcome.state !== 'completed')) {
+      // as its handler answers, and so is the release of a job that never started (claimed
+      // while stopping).
+      const started = params.outcomes.some((outcome) => handlers.has(outcome.id));
+      if (started && params.outcomes.some((outcome) => outcome.state !== 'completed')) {
         const release = { outcomes: params.outcomes, answer: deferred<void>() };
         releases.push(release);
         await release.answer.promise;
@@ -168,8 +170,10 @@ export async function replaySupervisorPath(
         case 'xstate.done.actor.claim':
         case 'xstate.error.actor.claim': {
           const limit = claim!.params.queues[0]!.limit;
+          // A supervisor that began to stop gives what the claim brings back at once.
+          const stopping = supervisor.actor.getSnapshot().matches('stopping');
           claim!.answer.resolve();
-          if (storeUp) pending -= Math.min(pending, limit);
+          if (storeUp && !stopping) pending -= Math.min(pending, limit);
           break;
         }
         case 'xstate.done.actor.reap':
