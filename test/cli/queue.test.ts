@@ -3,7 +3,7 @@
  * its jobs while two worker processes run, and they take them once it is resumed; a queue
  * stays known after prune took its jobs.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type pg from 'pg';
 import { postgresStore } from '../../src/adapters/postgres/index.js';
 import { cli, cliJson, lines, requireBuiltCli, startCli } from '../support/cli.js';
@@ -22,17 +22,25 @@ describe('jobvisor queue: bad input', () => {
 });
 
 describePostgres('jobvisor queue on PostgreSQL', (url) => {
-  const schema = freshSchema('jv_cli_queue');
-  const db = ['--database-url', url, '--schema', schema];
+  // Each test on a schema of its own: the suite runs them in any order.
+  const schemas: string[] = [];
   let pool: pg.Pool;
+  let schema: string;
+  let db: string[];
 
-  beforeAll(async () => {
+  beforeAll(() => {
     pool = testPool(url);
+  });
+
+  beforeEach(async () => {
+    schema = freshSchema('jv_cli_queue');
+    schemas.push(schema);
+    db = ['--database-url', url, '--schema', schema];
     expect((await cli(['migrate', ...db])).code).toBe(0);
   });
 
   afterAll(async () => {
-    await dropSchema(pool, schema);
+    for (const name of schemas) await dropSchema(pool, name);
     await pool.end();
   });
 
