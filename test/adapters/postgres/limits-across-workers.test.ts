@@ -16,6 +16,10 @@ import type { ClaimQueue, EnqueueJob } from '../../../src/adapters/store.js';
 import type { ClaimedJob } from '../../../src/types.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
 
+/** A sequential scan of the jobs table in a JSON plan. (The queue table, one row per queue,
+ *  may be read whole: the planner's choice for a table that small.) */
+const SCANS_JOBS = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"jobs"/;
+
 const CLAIMERS = 4;
 
 describePostgres('concurrency keys and rate limits across workers', (url) => {
@@ -147,11 +151,12 @@ describePostgres('concurrency keys and rate limits across workers', (url) => {
       const plan = JSON.stringify(rows[0]['QUERY PLAN']);
       expect(plan).toContain('jobs_claim_idx');
       expect(plan).toContain('jobs_running_key_idx');
-      expect(plan).not.toContain('Seq Scan');
+      expect(plan).not.toMatch(SCANS_JOBS);
       const jitAboveCost = Number((await client.query('show jit_above_cost')).rows[0].jit_above_cost);
       expect(rows[0]['QUERY PLAN'][0].Plan['Total Cost']).toBeLessThan(jitAboveCost);
     } finally {
-      await client.query('deallocate all; reset plan_cache_mode');
+      // Only our own statement: the pool's client keeps its prepared ones for the other tests.
+      await client.query('deallocate claim_plan; reset plan_cache_mode');
       client.release();
     }
   });

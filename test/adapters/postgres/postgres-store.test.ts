@@ -8,14 +8,20 @@ import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
 
+/** A sequential scan of the jobs table in a JSON plan. (The queue table, one row per queue,
+ *  may be read whole: the planner's choice for a table that small.) */
+const SCANS_JOBS = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"jobs"/;
+
 const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 };
 
 describePostgres('postgresStore', (url) => {
   const schema = freshSchema('jv_pg_store');
   let pool: pg.Pool;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     pool = testPool(url);
+    // Migrated here, not by whichever test happens to run first: the suite runs them in any order.
+    await postgresStore({ pool, schema }).migrate();
   });
 
   afterAll(async () => {
@@ -127,7 +133,7 @@ describePostgres('postgresStore', (url) => {
       const plan = JSON.stringify(rows[0]['QUERY PLAN']);
       expect(plan).toContain('jobs_claim_idx');
       expect(plan).toContain('jobs_pkey');
-      expect(plan).not.toContain('Seq Scan');
+      expect(plan).not.toMatch(SCANS_JOBS);
       await store.close();
     });
 
@@ -153,7 +159,7 @@ describePostgres('postgresStore', (url) => {
           const prepared = await client.query('select name from pg_prepared_statements where name = $1', [claim.name]);
           expect(prepared.rows).toHaveLength(1);
           const { rows } = await client.query(`explain (format json) execute ${claim.name}(null, '${input}', 'w', 1000)`);
-          expect(JSON.stringify(rows[0]['QUERY PLAN'])).not.toContain('Seq Scan');
+          expect(JSON.stringify(rows[0]['QUERY PLAN'])).not.toMatch(SCANS_JOBS);
         } finally {
           client.release();
         }
