@@ -60,6 +60,8 @@ declare
   d record;
   reason jsonb;
   ended text;
+  cur_state text;
+  cur_open integer;
 begin
   for d in
     select w.id, w.queue, w.attempt, w.open_deps, e.name, e.role, e.on_failure
@@ -69,8 +71,12 @@ begin
     order by w.id
     for update of w
   loop
+    -- Read again: an earlier dependent's end, cascading through this trigger inside this
+    -- loop, may have ended this one or counted down its parents since the loop's query ran.
+    select j.state, j.open_deps into cur_state, cur_open from :JOBVISOR_SCHEMA.jobs j where j.id = d.id;
+    continue when cur_state <> 'waiting';
     if p_state = 'completed' or d.on_failure = 'run' then
-      if d.open_deps > 1 then
+      if cur_open > 1 then
         update :JOBVISOR_SCHEMA.jobs set open_deps = open_deps - 1 where id = d.id;
       else
         -- The last one: due now. Those that did not complete and were run past go in the
