@@ -14,7 +14,8 @@ import { cli, cliJson, lines, requireBuiltCli, startCli } from '../support/cli.j
 
 requireBuiltCli();
 
-describe('jobvisor CLI on the embedded store', () => {
+// A story told in order on one data directory: the demo creates it, the worker comes after.
+describe('jobvisor CLI on the embedded store', { shuffle: false }, () => {
   let root: string;
   let dataDir: string;
   let store: string[];
