@@ -9,7 +9,7 @@ import { defineQueue, PermanentJobError } from '../../src/index.js';
 import type { DeadJobAlert } from '../../src/supervisor/alerts.js';
 import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import type { Logger } from '../../src/types.js';
-import { advance, createTestClock, settle } from '../support/sim.js';
+import { advance, createTestClock, settle, until } from '../support/sim.js';
 import { stopSupervisorsAfterEach } from './harness.js';
 
 const track = stopSupervisorsAfterEach();
@@ -39,6 +39,8 @@ describe('dead-job alerts across a fleet', () => {
       await queue.enqueue(store, 'describe', { placeId: 'p1' });
       await (i % 2 ? a! : b!).drain();
     }
+    await until('the first alert', () => alerts.length > 0);
+    // The five later deaths are held back, not late: the turns they would take pass with none.
     await settle();
     expect(alerts.map((x) => x.dedupeKey)).toEqual(['job_dead:places:describe:p1']);
 
@@ -48,7 +50,7 @@ describe('dead-job alerts across a fleet', () => {
     await a!.drain();
     await queue.enqueue(store, 'describe', { placeId: 'p1' });
     await b!.drain();
-    await settle();
+    await until('two more alerts', () => alerts.length >= 3);
     expect(alerts.slice(1).map((x) => [x.dedupeKey, x.suppressed])).toEqual([
       ['job_dead:places:describe:p2', 0],
       ['job_dead:places:describe:p1', 5],
@@ -72,7 +74,7 @@ describe('user callbacks that throw are contained', () => {
     track(supervisor, clock);
     const { job } = await queue.enqueue(store, 'describe', { placeId: 'p1' });
     expect(await supervisor.drain()).toBe(1);
-    await settle();
+    await until('the alert', () => alerts.length > 0);
     expect(alerts).toEqual([expect.objectContaining({ dedupeKey: 'job_dead:places:describe:', job: expect.objectContaining({ id: job.id }) })]);
     expect(errors.map((e) => (e.obj as { err: Error }).err.message)).toEqual(['alertKey is broken']);
     // The supervisor goes on: another job runs.
@@ -98,6 +100,8 @@ describe('user callbacks that throw are contained', () => {
       await queue.enqueue(store, 'k', {});
       await queue.enqueue(store, 'k', {});
       expect(await supervisor.drain()).toBe(2);
+      await until('the sink failed', () => errors.length > 0);
+      // The second death's alert is held back by the first's window: no second failure comes.
       await settle();
       expect(errors.map((e) => e.msg)).toEqual(['dead-job alert sink failed']);
     }

@@ -1,34 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/index.js';
-import { advance, settle } from '../support/sim.js';
+import { advance, until } from '../support/sim.js';
 import { supervisorHarness } from './harness.js';
 
 const { setup } = supervisorHarness();
 
-/** A handler that runs until its signal aborts, counting the aborts. */
+/** A handler that runs until its signal aborts, noting the jobs it started and the aborts. */
 function untilAborted() {
+  const started: string[] = [];
   const aborted: string[] = [];
   const handler = ({ id, signal }: Job) =>
-    new Promise((_, reject) =>
+    new Promise((_, reject) => {
+      started.push(id);
       signal.addEventListener('abort', () => {
         aborted.push(id);
         reject(new Error('aborted'));
-      }),
-    );
-  return { aborted, handler };
+      });
+    });
+  return { started, aborted, handler };
 }
 
 describe('supervisor: cancel a running job from anywhere', () => {
   it("another supervisor's cancel() reaches the one holding the job, which aborts it and writes cancelled", async () => {
-    const { aborted, handler } = untilAborted();
+    const { started, aborted, handler } = untilAborted();
     const holder = setup({ deadlineMs: null, handlers: { j: handler } });
     const other = setup({ handlers: { j: handler } }, { store: holder.store, clock: holder.clock, workerId: 'w2' });
     const { job } = await holder.queue.enqueue(holder.store, 'j', {});
     await holder.supervisor.start();
-    await settle();
+    await until('the handler runs', () => started.length === 1);
     expect((await holder.store.getJob({ id: job.id }))?.workerId).toBe('w1');
     expect(await other.supervisor.cancel(job.id)).toBe(true);
-    await settle();
+    await until('the job is cancelled', async () => (await holder.store.getJob({ id: job.id }))?.state === 'cancelled');
     expect(aborted).toEqual([job.id]);
     expect(await holder.store.getJob({ id: job.id })).toMatchObject({ state: 'cancelled', error: { code: 'cancelled', message: 'cancelled while running' } });
     expect((await holder.store.getJobEvents({ id: job.id })).at(-1)).toMatchObject({ fromState: 'running', toState: 'cancelled', workerId: 'w1' });
@@ -36,26 +38,26 @@ describe('supervisor: cancel a running job from anywhere', () => {
   });
 
   it('store.cancelJob (the CLI, the inspector) on a running job reaches its supervisor the same way', async () => {
-    const { aborted, handler } = untilAborted();
+    const { started, aborted, handler } = untilAborted();
     const { store, queue, supervisor } = setup({ handlers: { j: handler } });
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.start();
-    await settle();
+    await until('the handler runs', () => started.length === 1);
     expect(await store.cancelJob({ id: job.id })).toMatchObject({ cancelled: false, job: { state: 'running' } });
-    await settle();
+    await until('the job is cancelled', async () => (await store.getJob({ id: job.id }))?.state === 'cancelled');
     expect(aborted).toEqual([job.id]);
     expect((await store.getJob({ id: job.id }))?.state).toBe('cancelled');
   });
 
   it('without the notification, the next lease renewal reports the request', async () => {
-    const { aborted, handler } = untilAborted();
+    const { started, aborted, handler } = untilAborted();
     const { clock, store, queue, supervisor } = setup({ leaseMs: 30_000, heartbeatMs: 10_000, deadlineMs: null, handlers: { j: handler } });
     // A store whose cancel notifications never arrive (a dropped LISTEN connection).
     const subscribe = store.subscribe.bind(store);
     store.subscribe = (onWake) => subscribe(onWake);
     const { job } = await queue.enqueue(store, 'j', {});
     await supervisor.start();
-    await settle();
+    await until('the handler runs', () => started.length === 1);
     await store.cancelJob({ id: job.id });
     await advance(clock, 9_000);
     expect(aborted).toEqual([]);
