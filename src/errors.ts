@@ -44,6 +44,20 @@ export class JobExpired extends JobvisorError {
   }
 }
 
+/**
+ * The `reason` of a handler's `signal` when the attempt is taken from it. `code` says why, as
+ * the row records it: `deadline_exceeded`, `expired`, `cancelled`, `worker_shutdown` (stop()
+ * after its grace period) or `lease_lost`. Whatever the handler does after it is not written.
+ */
+export class JobAbortedError extends JobvisorError {
+  constructor(code: string, message: string) {
+    super(code, message);
+    // As the DOMException an AbortController gives by default: code that checks
+    // `error.name === 'AbortError'` (its own, or a library's such as fetch's callers) still works.
+    this.name = 'AbortError';
+  }
+}
+
 /** Thrown by a handler: the job runs again after `delayMs` without spending an attempt (its
  *  `maxAttempts` grows by one). Not a failure: the row goes back to `pending`. */
 export class SnoozeJobError extends JobvisorError {

@@ -42,6 +42,7 @@ export {
   InvalidOptionError,
   InvalidPayloadError,
   InvalidResultError,
+  JobAbortedError,
   JobDeadlineExceeded,
   JobExpired,
   JobNotFoundError,

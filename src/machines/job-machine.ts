@@ -22,7 +22,7 @@
 import { and, assign, setup } from 'xstate';
 import type { ChildJob, JobOutcome, Lease } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
-import { InvalidResultError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
+import { InvalidResultError, JobAbortedError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
 import { ContinueAfter } from '../flows/continue-after.js';
@@ -219,7 +219,8 @@ export const jobMachine = setup({
         (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
       );
     },
-    abortHandler: ({ context }) => context.abort.abort(),
+    // After the set… action that says why: the signal's reason carries the same code.
+    abortHandler: ({ context }) => context.abort.abort(new JobAbortedError(context.error!.code, context.error!.message)),
     scheduleBeat: assign({ nextBeatAt: ({ context }) => context.ports.now() + context.policy.heartbeatMs }),
     freeSlot: ({ context }) => context.ports.freeSlot(context.job),
     renewLease: ({ context, self }) => {
@@ -370,7 +371,7 @@ export const jobMachine = setup({
         working: {
           after: {
             beatOrLapse: [
-              { guard: 'leaseLapsed', target: '#job.lost', actions: ['abortHandler', 'setLost'] },
+              { guard: 'leaseLapsed', target: '#job.lost', actions: ['setLost', 'abortHandler'] },
               { guard: 'beatDue', target: 'working', reenter: true, actions: ['renewLease', 'scheduleBeat'] },
               // Woken at the lease's old end, which a renewal has pushed on since.
               { target: 'working', reenter: true },
@@ -380,8 +381,8 @@ export const jobMachine = setup({
       },
       after: {
         deadline: [
-          { guard: and(['hasDeadline', 'mayRunAgain']), target: 'failing', actions: ['abortHandler', 'setDeadlineRetry'] },
-          { guard: 'hasDeadline', target: 'dying', actions: ['abortHandler', 'setDeadlineDead'] },
+          { guard: and(['hasDeadline', 'mayRunAgain']), target: 'failing', actions: ['setDeadlineRetry', 'abortHandler'] },
+          { guard: 'hasDeadline', target: 'dying', actions: ['setDeadlineDead', 'abortHandler'] },
         ],
       },
       on: {
@@ -397,12 +398,12 @@ export const jobMachine = setup({
           { target: 'dying', actions: 'setDead' },
         ],
         'lease.renewed': [
-          { guard: 'renewRejected', target: 'lost', actions: ['abortHandler', 'setLost'] },
+          { guard: 'renewRejected', target: 'lost', actions: ['setLost', 'abortHandler'] },
           { actions: 'extendLease' },
         ],
-        'job.cancel': { target: 'cancelling', actions: ['abortHandler', 'setCancelled'] },
-        'job.abort': { target: 'releasing', actions: ['abortHandler', 'setReleased'] },
-        'job.expire': { target: 'dying', actions: ['abortHandler', 'setExpired'] },
+        'job.cancel': { target: 'cancelling', actions: ['setCancelled', 'abortHandler'] },
+        'job.abort': { target: 'releasing', actions: ['setReleased', 'abortHandler'] },
+        'job.expire': { target: 'dying', actions: ['setExpired', 'abortHandler'] },
       },
     },
     completing: writeState('completed'),

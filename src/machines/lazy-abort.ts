@@ -6,11 +6,12 @@
 export class LazyAbortController {
   #controller: AbortController | undefined;
   #aborted = false;
+  #reason: unknown;
 
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort();
+      if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
   }
@@ -19,9 +20,10 @@ export class LazyAbortController {
     return this.#aborted;
   }
 
-  abort(): void {
+  abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;
-    this.#controller?.abort();
+    this.#reason = reason;
+    this.#controller?.abort(reason);
   }
 }
