@@ -1,12 +1,23 @@
-// `npm run build` (and `prepare`, so that a git install and `npm pack` get dist/ too): a
-// clean dist/, the compiled code, and the files the code reads at run time beside it.
+// `npm run build` (and `prepare`, so that a git install and `npm pack` get dist/ too): the
+// compiled code and the files the code reads at run time beside it, in a fresh directory
+// that then takes dist/'s place. Files of modules since renamed or removed do not ship, and
+// a build started while tests run the CLI from dist/ (another vitest run) does not pull
+// dist/ from under them for the seconds tsc takes: the swap is two renames.
 import { execFileSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-// Files of modules since renamed or removed must not ship.
-rmSync('dist', { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-cpSync('src/adapters/sql/migrations', 'dist/adapters/sql/migrations', { recursive: true });
-cpSync('src/inspector/public', 'dist/inspector/public', { recursive: true });
+const next = `dist.next-${process.pid}`;
+const old = `dist.old-${process.pid}`;
+rmSync(next, { recursive: true, force: true });
+try {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', next], { stdio: 'inherit' });
+  cpSync('src/adapters/sql/migrations', `${next}/adapters/sql/migrations`, { recursive: true });
+  cpSync('src/inspector/public', `${next}/inspector/public`, { recursive: true });
+  if (existsSync('dist')) renameSync('dist', old);
+  renameSync(next, 'dist');
+} finally {
+  rmSync(next, { recursive: true, force: true });
+  rmSync(old, { recursive: true, force: true });
+}
