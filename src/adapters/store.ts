@@ -284,6 +284,8 @@ export interface ThroughputBucket {
    *  null when no attempt ended. */
   p50Ms: number | null;
   p95Ms: number | null;
+  /** History rows read for the bucket (what `maxEvents` counts). */
+  events: number;
 }
 
 export interface PruneParams {

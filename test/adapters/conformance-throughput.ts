@@ -58,15 +58,15 @@ export function describeThroughputConformance(current: CurrentStore): void {
       await claimOne('a');
 
       expect(await store().getThroughput({ since, bucketMs: 60_000 })).toEqual([
-        { queue: 'a', bucket: 0, completed: 2, retried: 1, dead: 1, attempts: 4, p50Ms: 4_000, p95Ms: 61_990 },
-        { queue: 'a', bucket: 1, completed: 0, retried: 0, dead: 0, attempts: 2, p50Ms: 500, p95Ms: 1_500 },
-        { queue: 'b', bucket: 1, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null },
+        { queue: 'a', bucket: 0, completed: 2, retried: 1, dead: 1, attempts: 4, p50Ms: 4_000, p95Ms: 61_990, events: 4 },
+        { queue: 'a', bucket: 1, completed: 0, retried: 0, dead: 0, attempts: 2, p50Ms: 500, p95Ms: 1_500, events: 2 },
+        { queue: 'b', bucket: 1, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1 },
       ]);
       // Finer buckets from a later start: only the rescue and bucket 1's attempts, apart.
       expect(await store().getThroughput({ since: new Date(since.getTime() + 60_000), bucketMs: 1_000 })).toEqual([
-        { queue: 'a', bucket: 5, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 500, p95Ms: 500 },
-        { queue: 'a', bucket: 7, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 1_500, p95Ms: 1_500 },
-        { queue: 'b', bucket: 5, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null },
+        { queue: 'a', bucket: 5, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 500, p95Ms: 500, events: 1 },
+        { queue: 'a', bucket: 7, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 1_500, p95Ms: 1_500, events: 1 },
+        { queue: 'b', bucket: 5, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1 },
       ]);
       expect(await store().getThroughput({ since: new Date(now().getTime() + 1), bucketMs: 60_000 })).toEqual([]);
     });
@@ -80,7 +80,7 @@ export function describeThroughputConformance(current: CurrentStore): void {
         await setState(outcome('completed', lease(claimed)));
       }
       expect(await store().getThroughput({ since, bucketMs: 3_600_000 })).toEqual([
-        { queue: 'q', bucket: 0, completed: 20, retried: 0, dead: 0, attempts: 20, p50Ms: 1_000, p95Ms: 1_900 },
+        { queue: 'q', bucket: 0, completed: 20, retried: 0, dead: 0, attempts: 20, p50Ms: 1_000, p95Ms: 1_900, events: 20 },
       ]);
     });
 
@@ -92,6 +92,7 @@ export function describeThroughputConformance(current: CurrentStore): void {
       }
       const buckets = await store().getThroughput({ since, bucketMs: 1_000, maxEvents: 3 });
       expect(buckets.reduce((sum, b) => sum + b.completed, 0)).toBe(3);
+      expect(buckets.reduce((sum, b) => sum + b.events, 0)).toBe(3);
     });
   });
 }

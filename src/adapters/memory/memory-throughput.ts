@@ -13,6 +13,7 @@ interface Tally {
   retried: number;
   dead: number;
   durations: number[];
+  events: number;
 }
 
 /** `events` oldest first (by id), each with its job's queue. */
@@ -31,9 +32,10 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
       const key = `${queue}\0${bucket}`;
       let tally = tallies.get(key);
       if (!tally) {
-        tally = { queue, bucket, completed: 0, retried: 0, dead: 0, durations: [] };
+        tally = { queue, bucket, completed: 0, retried: 0, dead: 0, durations: [], events: 0 };
         tallies.set(key, tally);
       }
+      tally.events += 1;
       if (event.toState === 'completed') tally.completed += 1;
       if (event.toState === 'retrying') tally.retried += 1;
       if (event.toState === 'dead') tally.dead += 1;
@@ -48,9 +50,10 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
   }
   return [...tallies.values()]
     .sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : a.bucket - b.bucket))
-    .map(({ durations, ...counts }) => {
+    .map(({ queue, bucket, completed, retried, dead, durations, events }) => {
       const sorted = durations.sort((a, b) => a - b);
-      return { ...counts, attempts: sorted.length, p50Ms: percentile(sorted, 0.5), p95Ms: percentile(sorted, 0.95) };
+      const [p50Ms, p95Ms] = [percentile(sorted, 0.5), percentile(sorted, 0.95)];
+      return { queue, bucket, completed, retried, dead, attempts: sorted.length, p50Ms, p95Ms, events };
     });
 }
 

@@ -193,6 +193,7 @@ async function loadQueues() {
   const lastError = view.supervisor && view.supervisor.lastError;
   $('#store-error').hidden = !lastError;
   if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
+  await loadThroughput();
 }
 
 async function loadWorkers() {

@@ -40,6 +40,7 @@ select queue, bucket_start,
   (count(*) filter (where to_state = 'retrying'))::int as retried,
   (count(*) filter (where to_state = 'dead'))::int as dead,
   count(ms)::int as attempts,
+  count(*)::int as events,
   percentile_disc(0.5) within group (order by ms) as p50,
   percentile_disc(0.95) within group (order by ms) as p95
 from d
@@ -57,6 +58,7 @@ interface Row {
   retried: number;
   dead: number;
   attempts: number;
+  events: number;
   p50: number | null;
   p95: number | null;
 }
@@ -73,5 +75,6 @@ export async function getThroughput(ctx: SqlContext, params: GetThroughputParams
     attempts: row.attempts,
     p50Ms: row.p50,
     p95Ms: row.p95,
+    events: row.events,
   }));
 }
