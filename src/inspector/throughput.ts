@@ -7,7 +7,8 @@
  * minutes, whole hours) and the last one is the current, unfinished one. A bucket, once over,
  * does not change, so each refresh reads only the current bucket and the one before it (late
  * commits); older buckets were read by earlier refreshes and kept. The first read covers the
- * whole window: on Postgres, a day of history at 100,000 attempts is about 0.75 s.
+ * whole window: on Postgres, a day of history at 100,000 attempts is about 0.75 s. Every queue
+ * the store knows is listed, an idle one with empty series.
  */
 import type { JobStore, ThroughputBucket } from '../adapters/store.js';
 import { HttpError } from './http.js';
@@ -98,7 +99,10 @@ export class ThroughputStats {
     // Every finished bucket but the last one is known: read only the last two.
     const settled = starts.slice(0, -2);
     const since = settled.every((start) => cache.buckets.has(start)) ? starts[count - 2]! : starts[0]!;
-    const read = await this.#store.getThroughput({ since: new Date(since), bucketMs, maxEvents: MAX_EVENTS });
+    const [read, known] = await Promise.all([
+      this.#store.getThroughput({ since: new Date(since), bucketMs, maxEvents: MAX_EVENTS }),
+      this.#store.listQueues(),
+    ]);
 
     const fresh = starts.filter((start) => start >= since);
     for (const start of fresh) {
@@ -115,7 +119,8 @@ export class ThroughputStats {
       }
     }
 
-    const byQueue = new Map<string, QueueThroughput>();
+    // Every queue the store knows, idle ones with empty series: an idle queue shows as idle.
+    const byQueue = new Map<string, QueueThroughput>(known.map((q) => [q.name, emptySeries(q.name, count)]));
     starts.forEach((start, i) => {
       for (const b of cache.buckets.get(start) ?? []) {
         let q = byQueue.get(b.queue);

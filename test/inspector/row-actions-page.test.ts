@@ -105,6 +105,20 @@ describeBrowser('inspector page: actions on each job row', (launch) => {
     ]);
   });
 
+  it('on an older page, a row whose job moves gets the buttons of its new state', async () => {
+    const { store, pending } = await seed();
+    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await browser.context.newPage();
+    // An older page is not reloaded as jobs move: only its rows' states change in place.
+    await page.goto(`${inspector.url}?before=${Number(pending) + 1}`);
+    await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
+    await row(pending).waitFor(WAIT);
+    expect(await buttons(pending)).toEqual(['cancel', 'delete']);
+    expect((await store.cancelJob({ id: pending }))?.cancelled).toBe(true);
+    await row(pending).locator('.state', { hasText: 'cancelled' }).waitFor(WAIT);
+    expect(await buttons(pending)).toEqual(['retry', 'delete']);
+  });
+
   it('shows no buttons when the inspector is read-only', async () => {
     const { store, pending } = await seed();
     inspector = await startInspector({ store, port: 0 });

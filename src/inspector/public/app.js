@@ -563,8 +563,12 @@ function onTransitions(events) {
   // The newest page gains new jobs; an older page only sees its rows change state.
   if (!state.before) return refreshJobs();
   for (const event of events) {
-    const cell = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"] .state-cell`);
-    if (cell) cell.replaceChildren(stateBadge(event.toState));
+    const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"]`);
+    if (!row) continue;
+    row.querySelector('.state-cell').replaceChildren(stateBadge(event.toState));
+    // The row's buttons follow its state (queue and kind as the row shows them).
+    const job = { id: event.jobId, queue: row.cells[1].textContent, kind: row.cells[2].textContent, state: event.toState };
+    if (state.info.actions) row.querySelector('.row-actions').replaceChildren(...rowActions(job));
   }
 }
 
