@@ -61,6 +61,7 @@ describeBrowser('inspector page: throughput over time', (launch) => {
     await attempt(store, 'mail', 100, 'completed', mailMinute + 3_000);
     await attempt(store, 'mail', 900, 'dead', mailMinute + 4_000);
     at = billsMinute;
+    await store.enqueueJobs({ jobs: [{ queue: 'idle', kind: 'wait', payload: {}, maxAttempts: 1 }] });
     await store.enqueueJobs({ jobs: [{ queue: 'bills', kind: 'pay', payload: {}, maxAttempts: 1 }] });
     await attempt(store, 'bills', 1_500, 'completed', billsMinute + 10_000);
     return { store, mailMinute, billsMinute };
@@ -78,7 +79,8 @@ describeBrowser('inspector page: throughput over time', (launch) => {
     await page.goto(inspector.url);
     await bucket('mail', mailMinute, 1).waitFor({ state: 'attached', ...WAIT });
 
-    expect(await page.locator('#throughput tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-queue')))).toEqual(['bills', 'mail']);
+    expect(await page.locator('#throughput tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-queue')))).toEqual(['bills', 'idle', 'mail']);
+    expect(await page.textContent('#throughput tr[data-queue="idle"] td.tp-idle')).toBe('idle: nothing ended in this window');
     expect(await attributes('mail', mailMinute, 1, ['completed', 'failed'])).toEqual({ completed: '2', failed: '2' });
     expect(await attributes('mail', mailMinute, 2, ['attempts', 'p50', 'p95'])).toEqual({ attempts: '4', p50: '200', p95: '900' });
     expect(await bucket('mail', mailMinute, 1).locator('title').textContent()).toMatch(/: 2 completed, 2 failed \(1 retried, 1 dead\)$/);

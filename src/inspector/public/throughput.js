@@ -123,8 +123,9 @@ async function loadThroughput() {
         el('div', {}, q.queue),
         el('div', { class: 'tp-totals small' }, `${completed} completed, ${retried + dead} failed (${retried} retried, ${dead} dead)`),
       ),
-      el('td', { class: 'tp-cell' }, jobsChart(q, view, unit)),
-      el('td', { class: 'tp-cell' }, runTimeChart(q, view)),
+      ...(completed + retried + dead + q.attempts.reduce((a, b) => a + b, 0) === 0
+        ? [el('td', { colspan: 2, class: 'muted tp-idle' }, 'idle: nothing ended in this window')]
+        : [el('td', { class: 'tp-cell' }, jobsChart(q, view, unit)), el('td', { class: 'tp-cell' }, runTimeChart(q, view))]),
     );
   });
   const span = view.window === '24h' ? 'last 24 hours, per hour' : 'last hour, per minute';
