@@ -5,15 +5,41 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { memoryStore } from '../src/adapters/memory/index.js';
+import { memoryStore, type MemoryStore } from '../src/adapters/memory/index.js';
 import { startInspector } from '../src/inspector/index.js';
 import { createSupervisor, defineQueue, PermanentJobError } from '../src/index.js';
 
 const OUT = new URL('../docs/', import.meta.url);
 const WAIT = { timeout: 15_000 };
 
+/** The store's clock runs `past` ms behind the wall clock while the last hour is written. */
+let past = 0;
+
+/** An hour of history for the throughput charts: mail and places completing and failing, one
+ *  attempt every few seconds, run times that vary (a repeatable sequence, not Math.random). */
+async function lastHour(store: MemoryStore): Promise<void> {
+  let seed = 42;
+  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  for (const [queue, kind, every, failing] of [['mail', 'send', 9_000, 0.04], ['places', 'collect', 20_000, 0.15]] as const) {
+    past = 3_600_000;
+    while (past > 90_000) {
+      await store.enqueueJobs({ jobs: [{ queue, kind, payload: {}, maxAttempts: 1 }] });
+      const [job] = await store.claimJobs({ workerId: 'api-1:4121:9f2c', leaseMs: 60_000, queues: [{ queue, limit: 1 }] });
+      past -= Math.round(40 + next() * next() * (queue === 'mail' ? 800 : 4_000));
+      const lease = { id: job!.id, leaseToken: job!.leaseToken };
+      const fails = next() < failing;
+      await store.setStatesIfRunning({
+        outcomes: [fails ? { ...lease, state: 'dead', error: { code: 'handler_error', message: 'upstream answered 503' } } : { ...lease, state: 'completed', result: null }],
+      });
+      past -= Math.round(every * (0.3 + next() * 1.4));
+    }
+  }
+  past = 0;
+}
+
 async function main(): Promise<void> {
-  const store = memoryStore();
+  const store = memoryStore({ clock: { now: () => Date.now() - past } });
+  await lastHour(store);
   let calls = 0;
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
@@ -69,7 +95,9 @@ async function main(): Promise<void> {
     await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
     await page.locator('#running tbody td', { hasText: /^media$/ }).waitFor(WAIT);
     await page.locator('#queues tr[data-queue="reports"] .state.paused').waitFor(WAIT);
-    await page.screenshot({ path: new URL('inspector.png', OUT).pathname, fullPage: true });
+    await page.locator('#throughput tr[data-queue="places"] g.tp-bucket').first().waitFor({ state: 'attached', ...WAIT });
+    // The top of the page: the queues, their throughput, the running jobs and the newest jobs.
+    await page.screenshot({ path: new URL('inspector.png', OUT).pathname, fullPage: true, clip: { x: 0, y: 0, width: 1360, height: 1300 } });
 
     await page.goto(`${inspector.url}#/jobs/${story.id}`);
     await page.locator('#job-diagram[data-view="story"] svg').waitFor(WAIT);

@@ -258,6 +258,36 @@ export interface TransitionCount {
   count: number;
 }
 
+export interface GetThroughputParams {
+  /** Start of the first bucket: events at or after this time. */
+  since: Date;
+  /** Width of a bucket: an event at `at` falls in bucket floor((at - since) / bucketMs). */
+  bucketMs: number;
+  /** History rows read at most (default 100,000); past it the numbers cover part of the window. */
+  maxEvents?: number;
+}
+
+/** What one queue did in one bucket, from the history. A bucket with nothing is left out. */
+export interface ThroughputBucket {
+  queue: string;
+  bucket: number;
+  /** Jobs that completed. */
+  completed: number;
+  /** Attempts that failed and will run again (transitions into `retrying`). */
+  retried: number;
+  /** Jobs that died (transitions into `dead`, from an attempt or not). */
+  dead: number;
+  /** Attempts that ended in the bucket, whatever their outcome, whose start is in the history. */
+  attempts: number;
+  /** Run time of those attempts (from entering `running` to leaving it), in ms: nearest-rank
+   *  percentiles (the smallest duration that at least 50 % / 95 % of them do not exceed);
+   *  null when no attempt ended. */
+  p50Ms: number | null;
+  p95Ms: number | null;
+  /** History rows read for the bucket (what `maxEvents` counts). */
+  events: number;
+}
+
 export interface PruneParams {
   /** Delete completed and skipped jobs (and their history) finished before this time. */
   completedBefore?: Date;
@@ -370,6 +400,9 @@ export interface JobStore {
   getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]>;
   /** Transitions per queue, state entered and time bucket: throughput from the history. */
   countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]>;
+  /** Per queue and bucket since a time: completed, retried and dead jobs, and the run time
+   *  percentiles of the attempts that ended; queues by name (byte order), then bucket. */
+  getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]>;
   /** Deletes a job that no worker holds (any state but `running`) with its history. A running
    *  one is left to its worker (the result says `deleted: false`). */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;

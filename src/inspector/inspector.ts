@@ -5,6 +5,7 @@
  *   GET  /                          the page (index.html, app.js, style.css)
  *   GET  /api/info                  whether actions are enabled, the supervisor beside it
  *   GET  /api/queues                backlog, throughput and running jobs per queue
+ *   GET  /api/throughput?window=1h|24h   per queue and bucket: completed, failed, p50/p95 run time
  *   GET  /api/workers               every supervisor on the store, with the jobs it holds
  *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
  *   GET  /api/jobs/:id              one job with its history and machine path
@@ -51,6 +52,7 @@ import {
 } from './http.js';
 import { countMatching, runBulkAction } from './bulk.js';
 import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
+import { ThroughputStats } from './throughput.js';
 import { QueueStats } from './queue-stats.js';
 import * as read from './routes.js';
 
@@ -83,6 +85,7 @@ export interface Inspector {
 const STATIC_FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/throughput.js': { file: 'throughput.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 /** Next to this module; `npm run build` copies them into dist/. */
@@ -123,6 +126,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     store,
     supervisor,
     stats: new QueueStats(store, supervisor, STATS_CACHE_MS),
+    throughput: new ThroughputStats(store, STATS_CACHE_MS),
     actionsEnabled: token !== undefined,
   };
   const streams = new Set<ServerResponse>();
@@ -204,6 +208,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, await read.listJobs(readContext, url.searchParams));
       return;
     }
+    if (resource === 'throughput' && rawId === undefined) return sendJson(res, 200, await read.throughput(readContext, url.searchParams));
     parseNoQuery(url.searchParams);
     if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
     if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
@@ -237,6 +242,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     streams.add(res);
     const unsubscribe = feed.subscribe((batch) => {
       readContext.stats.invalidate();
+      readContext.throughput.invalidate();
       res.write(formatEvent(batch));
     });
     wakeups.retain();

@@ -11,12 +11,14 @@ import { renderStorySvg } from './story-svg.js';
 import { layoutMachine, renderMachineSvg } from './machine-svg.js';
 import { isJobId, parseJobListQuery } from './params.js';
 import type { QueueStats } from './queue-stats.js';
+import { parseThroughputWindow, type ThroughputStats } from './throughput.js';
 import { WORKER_HEARTBEAT_MS } from '../supervisor/worker-heartbeat.js';
 
 export interface ReadContext {
   store: JobStore;
   supervisor: Supervisor | undefined;
   stats: QueueStats;
+  throughput: ThroughputStats;
   actionsEnabled: boolean;
 }
 
@@ -70,6 +72,12 @@ export async function jobMachineSvg(ctx: ReadContext, id: string | undefined): P
 
 export function queues(ctx: ReadContext) {
   return ctx.stats.read();
+}
+
+/** Throughput over time per queue: `?window=1h` (minutes, the default) or `24h` (hours). */
+export function throughput(ctx: ReadContext, query: URLSearchParams) {
+  for (const name of query.keys()) if (name !== 'window') throw new HttpError(400, `unknown query parameter: ${name}`);
+  return ctx.throughput.read(parseThroughputWindow(query.get('window')));
 }
 
 /** Running jobs read for the workers page, at most; more are counted as "and more". */

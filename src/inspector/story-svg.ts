@@ -2,44 +2,50 @@
  * The user's view of the job machine as an SVG: the states a user names, the edges between them
  * in words, and (given a story) the job's steps drawn on it in order: each step numbered, its
  * edge in its attempt's colour, the way back from retrying to running drawn as its own edge.
- * Fixed positions: nine states read better placed by hand than by a layout engine. Drawn at a
+ * Fixed positions: nine states read better placed by hand than by a layout engine. Labels are
+ * placed where they meet no state, step number or other label (label-place.ts). Drawn at a
  * legible size whatever the width; the page scrolls it rather than shrinking it.
  */
 import { escapeXml } from './escape.js';
 import type { JobStory, StoryState } from './job-story.js';
+import { type Box, placeLabel, type Point, samplePoints } from './label-place.js';
 
 const NODE_W = 124;
 const NODE_H = 38;
 const WIDTH = 1000;
-const HEIGHT = 560;
+const HEIGHT = 500;
+const LABEL_SIZE = 13;
+const STEP_R = 12;
 
+/** Finals on the right; the loops a job can go round (snoozed, retrying) above and below running. */
 const POSITION: Record<StoryState, { x: number; y: number }> = {
-  waiting: { x: 90, y: 200 },
-  running: { x: 400, y: 200 },
-  retrying: { x: 400, y: 420 },
-  snoozed: { x: 150, y: 420 },
-  lost: { x: 640, y: 420 },
-  completed: { x: 880, y: 60 },
-  dead: { x: 880, y: 200 },
-  skipped: { x: 880, y: 300 },
-  cancelled: { x: 880, y: 510 },
+  snoozed: { x: 400, y: 50 },
+  waiting: { x: 90, y: 220 },
+  running: { x: 400, y: 220 },
+  retrying: { x: 400, y: 440 },
+  lost: { x: 660, y: 440 },
+  cancelled: { x: 90, y: 440 },
+  completed: { x: 880, y: 50 },
+  dead: { x: 880, y: 220 },
+  skipped: { x: 880, y: 330 },
 };
 
-/** The edges of the user's view, with what takes them; `bend` curves one of a pair. */
-const EDGES: ReadonlyArray<{ from: StoryState; to: StoryState; label: string; bend?: number }> = [
-  { from: 'waiting', to: 'running', label: 'claimed' },
-  { from: 'running', to: 'completed', label: 'handler returned' },
-  { from: 'running', to: 'retrying', label: 'handler threw · deadline passed', bend: 70 },
-  { from: 'retrying', to: 'running', label: 'retry due', bend: 70 },
-  { from: 'running', to: 'dead', label: 'no attempt left' },
-  { from: 'running', to: 'skipped', label: 'no handler' },
-  { from: 'running', to: 'snoozed', label: 'handler snoozed', bend: 30 },
-  { from: 'snoozed', to: 'running', label: 'snooze over', bend: 30 },
-  { from: 'running', to: 'lost', label: 'lease lost' },
-  { from: 'lost', to: 'retrying', label: 'rescued' },
-  { from: 'lost', to: 'dead', label: 'rescued, none left' },
-  { from: 'running', to: 'cancelled', label: 'cancel requested' },
-  { from: 'waiting', to: 'cancelled', label: 'cancel requested', bend: 120 },
+/** The edges of the user's view, with what takes them (a label of one or two lines); `bend`
+ *  curves one of a pair. */
+const EDGES: ReadonlyArray<{ from: StoryState; to: StoryState; label: readonly string[]; bend?: number }> = [
+  { from: 'waiting', to: 'running', label: ['claimed'] },
+  { from: 'running', to: 'completed', label: ['handler returned'] },
+  { from: 'running', to: 'retrying', label: ['handler threw', 'deadline passed'], bend: 70 },
+  { from: 'retrying', to: 'running', label: ['retry due'], bend: 70 },
+  { from: 'running', to: 'dead', label: ['no attempt left'] },
+  { from: 'running', to: 'skipped', label: ['no handler'] },
+  { from: 'running', to: 'snoozed', label: ['handler snoozed'], bend: 40 },
+  { from: 'snoozed', to: 'running', label: ['snooze over'], bend: 40 },
+  { from: 'running', to: 'lost', label: ['lease lost'] },
+  { from: 'lost', to: 'retrying', label: ['rescued'] },
+  { from: 'lost', to: 'dead', label: ['rescued,', 'none left'] },
+  { from: 'running', to: 'cancelled', label: ['cancel requested'] },
+  { from: 'waiting', to: 'cancelled', label: ['cancel requested'] },
 ];
 
 /** One colour per attempt (attempt 0, before any claim, is grey), cycling past eight. */
@@ -55,7 +61,9 @@ interface Curve {
   /** The unit normal the curve bends along: labels sit on that side. */
   normal: { x: number; y: number };
   /** Where a label or a step number goes: the point at `t` along the curve. */
-  at(t: number): { x: number; y: number };
+  at(t: number): Point;
+  /** About as long as the curve (its control polygon). */
+  length: number;
 }
 
 /** A quadratic curve between the two boxes' borders, bent sideways by `bend` pixels. */
@@ -80,8 +88,20 @@ function curve(from: StoryState, to: StoryState, bend = 0): Curve {
     y: (1 - t) ** 2 * start.y + 2 * (1 - t) * t * c.y + t ** 2 * end.y,
   });
   const r = (n: number) => Math.round(n * 10) / 10;
-  return { d: `M${r(start.x)},${r(start.y)} Q${r(c.x)},${r(c.y)} ${r(end.x)},${r(end.y)}`, normal: { x: nx, y: ny }, at: point };
+  return {
+    d: `M${r(start.x)},${r(start.y)} Q${r(c.x)},${r(c.y)} ${r(end.x)},${r(end.y)}`,
+    normal: { x: nx, y: ny },
+    at: point,
+    length: Math.hypot(c.x - start.x, c.y - start.y) + Math.hypot(end.x - c.x, end.y - c.y),
+  };
 }
+
+function nodeBox(state: StoryState, pad = 4): Box {
+  const { x, y } = POSITION[state];
+  return { x: x - NODE_W / 2 - pad, y: y - NODE_H / 2 - pad, width: NODE_W + 2 * pad, height: NODE_H + 2 * pad };
+}
+
+const f = (n: number) => n.toFixed(1);
 
 export function renderStorySvg(story: JobStory | null): string {
   const parts: string[] = [];
@@ -90,21 +110,11 @@ export function renderStorySvg(story: JobStory | null): string {
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8c959f"/></marker></defs>',
   );
   const taken = new Set((story?.steps ?? []).map((s) => `${s.from}->${s.to}`));
-  for (const edge of EDGES) {
-    const c = curve(edge.from, edge.to, edge.bend);
-    // Beside the curve, on the side it bends to (above a straight one): never on the line.
-    const side = edge.bend ? Math.sign(edge.bend) : c.normal.y > 0 ? -1 : 1;
-    const mid = c.at(0.5);
-    const label = { x: mid.x + c.normal.x * side * 10, y: mid.y + c.normal.y * side * 10 };
-    const anchor = Math.abs(c.normal.x) < 0.5 ? 'middle' : c.normal.x * side > 0 ? 'start' : 'end';
-    const key = `${edge.from}->${edge.to}`;
-    parts.push(
-      `<g data-edge="${key}" class="edge${taken.has(key) ? ' taken' : ''}"><path d="${c.d}" fill="none" stroke="#c4ccd4" stroke-width="1.5" marker-end="url(#arrow)"/>` +
-        `<text x="${label.x.toFixed(1)}" y="${(label.y + (anchor === 'middle' ? -2 : 4)).toFixed(1)}" text-anchor="${anchor}" fill="#57606a" font-size="13">${escapeXml(edge.label)}</text></g>`,
-    );
-  }
-  // The job's steps over the edges: each in its attempt's colour, numbered where it runs.
+  // The job's steps first: their numbers are fixed on their edges, and labels keep off them.
+  const steps: string[] = [];
+  const stepBoxes: Box[] = [];
   const drawn = new Map<string, number>();
+  const lines: Point[] = [];
   for (const step of story?.steps ?? []) {
     if (step.from === null) continue;
     const key = `${step.from}->${step.to}`;
@@ -113,16 +123,38 @@ export function renderStorySvg(story: JobStory | null): string {
     drawn.set(key, times + 1);
     // An edge the view does not draw (retried by hand, cancelled while retrying): a dashed one.
     const c = curve(step.from, step.to, known?.bend ?? (times + 1) * 25);
+    if (!known) lines.push(...samplePoints(c.at, c.length));
     const p = c.at(Math.min(0.85, 0.25 + times * 0.3));
+    stepBoxes.push({ x: p.x - STEP_R - 2, y: p.y - STEP_R - 2, width: 2 * STEP_R + 4, height: 2 * STEP_R + 4 });
     const color = attemptColor(step.attempt);
-    parts.push(
+    steps.push(
       `<g class="step" data-step="${step.n}" data-attempt="${step.attempt}" data-edge="${key}">` +
         `<path d="${c.d}" fill="none" stroke="${color}" stroke-width="3.5" stroke-opacity="0.85"${known ? '' : ' stroke-dasharray="6 4"'}/>` +
-        `<circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="12" fill="${color}"/>` +
-        `<text x="${p.x.toFixed(1)}" y="${(p.y + 5).toFixed(1)}" text-anchor="middle" fill="#ffffff" font-size="13" font-weight="700">${step.n}</text>` +
+        `<circle cx="${f(p.x)}" cy="${f(p.y)}" r="${STEP_R}" fill="${color}"/>` +
+        `<text x="${f(p.x)}" y="${f(p.y + 5)}" text-anchor="middle" fill="#ffffff" font-size="13" font-weight="700">${step.n}</text>` +
         `<title>${escapeXml(`step ${step.n}, attempt ${step.attempt}: ${step.label}`)}</title></g>`,
     );
   }
+  const curves = EDGES.map((edge) => curve(edge.from, edge.to, edge.bend));
+  for (const c of curves) lines.push(...samplePoints(c.at, c.length));
+  const boxes: Box[] = [...(Object.keys(POSITION) as StoryState[]).map((state) => nodeBox(state)), ...stepBoxes];
+  const canvas = { x: 0, y: 0, width: WIDTH, height: HEIGHT };
+  EDGES.forEach((edge, i) => {
+    const c = curves[i]!;
+    // Beside the curve, on the side it bends to (above a straight one) when there is room.
+    const side = edge.bend ? Math.sign(edge.bend) : c.normal.y > 0 ? -1 : 1;
+    const spot = placeLabel({ lines: edge.label, fontSize: LABEL_SIZE, at: c.at, normal: c.normal, side }, boxes, lines, canvas);
+    boxes.push(spot.box);
+    const key = `${edge.from}->${edge.to}`;
+    const text = edge.label
+      .map((line, n) => `<tspan x="${f(spot.x)}"${n === 0 ? '' : ` dy="${LABEL_SIZE * 1.2}"`}>${escapeXml(line)}</tspan>`)
+      .join('');
+    parts.push(
+      `<g data-edge="${key}" class="edge${taken.has(key) ? ' taken' : ''}"><path d="${c.d}" fill="none" stroke="#c4ccd4" stroke-width="1.5" marker-end="url(#arrow)"/>` +
+        `<text class="label" x="${f(spot.x)}" y="${f(spot.y)}" text-anchor="${spot.anchor}" fill="#57606a" font-size="${LABEL_SIZE}">${text}</text></g>`,
+    );
+  });
+  parts.push(...steps);
   const visited = new Set((story?.steps ?? []).map((s) => s.to));
   for (const state of Object.keys(POSITION) as StoryState[]) {
     const { x, y } = POSITION[state];

@@ -35,6 +35,7 @@ import { describeClaimConformance } from './conformance-claims.js';
 import { describeEnqueueConformance } from './conformance-enqueue.js';
 import { describeFencingConformance } from './conformance-fencing.js';
 import { describeHistoryConformance } from './conformance-history.js';
+import { describeThroughputConformance } from './conformance-throughput.js';
 import { describeOutcomeConformance } from './conformance-outcomes.js';
 import { describeReadConformance } from './conformance-reads.js';
 import { describeSubscribeConformance } from './conformance-subscribe.js';
@@ -90,6 +91,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeFencingConformance(() => ({ store, clock }));
     describeAdminConformance(() => ({ store, clock }));
     describeHistoryConformance(() => ({ store, clock }));
+    describeThroughputConformance(() => ({ store, clock }));
     describeReadConformance(() => ({ store, clock }));
 
     describeLimitsConformance(() => ({ store, clock }));

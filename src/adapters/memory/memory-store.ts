@@ -16,6 +16,7 @@ import type {
   ClaimParams,
   ClaimQueue,
   CountJobTransitionsParams,
+  GetThroughputParams,
   EnqueueJob,
   EnqueueResult,
   ChildJob,
@@ -45,11 +46,13 @@ import type {
   SqlClient,
   StoreCapabilities,
   TransitionCount,
+  ThroughputBucket,
   Unsubscribe,
 } from '../store.js';
 import { WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
+import { throughput } from './memory-throughput.js';
 import { assertEnqueueJob } from '../../validation.js';
 
 export interface MemoryStoreOptions {
@@ -385,6 +388,11 @@ export class MemoryStore implements JobStore {
   async countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]> {
     const events = [...this.#eventLog.values()].map((event) => ({ queue: this.#jobs.get(event.jobId)!.queue, event }));
     return countTransitions(events, params);
+  }
+
+  async getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]> {
+    const events = [...this.#eventLog.values()].map((event) => ({ queue: this.#jobs.get(event.jobId)!.queue, event }));
+    return throughput(events, params);
   }
 
   async deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {

@@ -7,6 +7,7 @@ import type {
   AlertClaim,
   ClaimParams,
   CountJobTransitionsParams,
+  GetThroughputParams,
   EnqueueJob,
   EnqueueResult,
   FlowJob,
@@ -34,6 +35,7 @@ import type {
   SqlClient,
   StoreCapabilities,
   TransitionCount,
+  ThroughputBucket,
   Unsubscribe,
 } from '../store.js';
 import { migrate } from './migrate.js';
@@ -41,6 +43,7 @@ import { cancelJob } from './queries/cancel-job.js';
 import { claimAlert } from './queries/claim-alert.js';
 import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
+import { getThroughput } from './queries/get-throughput.js';
 import { deleteJob } from './queries/delete-job.js';
 import { enqueueJobs, toInput } from './queries/enqueue-jobs.js';
 import { enqueueFlow } from './queries/enqueue-flow.js';
@@ -186,6 +189,10 @@ export class SqlJobStore implements JobStore {
 
   countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]> {
     return countJobTransitions(this.#ctx, params);
+  }
+
+  getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]> {
+    return getThroughput(this.#ctx, params);
   }
 
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {

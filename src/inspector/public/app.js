@@ -193,6 +193,7 @@ async function loadQueues() {
   const lastError = view.supervisor && view.supervisor.lastError;
   $('#store-error').hidden = !lastError;
   if (lastError) $('#store-error').textContent = `last store error in this process, ${ago(lastError.at)}: ${lastError.message}`;
+  await loadThroughput();
 }
 
 async function loadWorkers() {
@@ -294,7 +295,7 @@ async function loadJobs() {
   state.nextBefore = page.nextBefore;
   const rows = page.jobs.map(jobRow);
   const empty = page.nextBefore ? 'no match in the newest jobs looked at: look further with "older"' : 'no jobs match';
-  $('#jobs tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, empty))]));
+  $('#jobs tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 9, class: 'muted' }, empty))]));
   $('#older').disabled = !page.nextBefore;
   $('#newest').disabled = !state.before;
   $('#pager-note').textContent = state.before ? `jobs older than ${state.before}` : 'newest first';
@@ -312,7 +313,35 @@ function jobRow(job) {
     el('td', { title: job.uniqueKey || '' }, el('span', { class: 'clip' }, job.uniqueKey || '')),
     el('td', {}, time(job.updatedAt)),
     el('td', { class: 'error-cell', title: job.error ? job.error.message : '' }, el('span', { class: 'clip' }, job.error ? `${job.error.code}: ${job.error.message}` : '')),
+    el('td', { class: 'act-col row-actions' }, ...(state.info.actions ? rowActions(job) : [])),
   );
+}
+
+/** What can be done to a job in this state: the same rule on the job's page and its row. */
+function allowedAction(action, jobState) {
+  if (action === 'retry') return ['dead', 'cancelled', 'skipped'].includes(jobState);
+  if (action === 'cancel') return ['pending', 'retrying', 'running'].includes(jobState);
+  return jobState !== 'running';
+}
+
+/** A row's buttons: each asks first, as the bulk actions do, and sends the token. */
+function rowActions(job) {
+  return ['retry', 'cancel', 'delete']
+    .filter((action) => allowedAction(action, job.state))
+    .map((action) => {
+      const button = el('button', { type: 'button', 'data-row-action': action, title: `${action} job ${job.id}` }, action);
+      button.addEventListener('click', async () => {
+        if (!confirm(`${action} job ${job.id} (${job.queue}/${job.kind}, ${job.state})?`)) return;
+        try {
+          const result = await api(`/api/jobs/${encodeURIComponent(job.id)}/${action}`, { method: 'POST' });
+          flash(result.message);
+        } catch (error) {
+          flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
+        }
+        await Promise.all([loadJobs(), loadQueues()]).catch(() => {});
+      });
+      return button;
+    });
 }
 
 function fillFilterForm() {
@@ -375,11 +404,7 @@ async function loadJob(id) {
   );
   for (const button of document.querySelectorAll('#actions button')) {
     const action = button.dataset.action;
-    button.disabled = !(
-      (action === 'retry' && ['dead', 'cancelled', 'skipped'].includes(job.state)) ||
-      (action === 'cancel' && ['pending', 'retrying', 'running'].includes(job.state)) ||
-      (action === 'delete' && job.state !== 'running')
-    );
+    button.disabled = !allowedAction(action, job.state);
   }
   renderStory(view.story);
   // Progress writes no history row, so no event tells of it: a running job is read again.
@@ -538,8 +563,12 @@ function onTransitions(events) {
   // The newest page gains new jobs; an older page only sees its rows change state.
   if (!state.before) return refreshJobs();
   for (const event of events) {
-    const cell = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"] .state-cell`);
-    if (cell) cell.replaceChildren(stateBadge(event.toState));
+    const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"]`);
+    if (!row) continue;
+    row.querySelector('.state-cell').replaceChildren(stateBadge(event.toState));
+    // The row's buttons follow its state (queue and kind as the row shows them).
+    const job = { id: event.jobId, queue: row.cells[1].textContent, kind: row.cells[2].textContent, state: event.toState };
+    if (state.info.actions) row.querySelector('.row-actions').replaceChildren(...rowActions(job));
   }
 }
 

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-job-transitions.js';
+import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
@@ -74,6 +75,14 @@ describePostgres('inspector reads: plans', (url) => {
   it('throughput: the last minutes of history through the BRIN index, jobs by primary key', async () => {
     const text = await plan(COUNT_JOB_TRANSITIONS, [recent(), 60_000, 100_000]);
     expect(text).toContain('job_events_at_brin');
+    expect(text).toContain('jobs_pkey');
+    expect(text).not.toContain('Seq Scan');
+  });
+
+  it('throughput over time: the window of history through the BRIN index, each attempt\'s start through the job\'s own rows', async () => {
+    const text = await plan(GET_THROUGHPUT, [recent(), 60_000, 100_000]);
+    expect(text).toContain('job_events_at_brin');
+    expect(text).toContain('job_events_job_idx');
     expect(text).toContain('jobs_pkey');
     expect(text).not.toContain('Seq Scan');
   });

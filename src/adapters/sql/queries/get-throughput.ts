@@ -1,0 +1,80 @@
+import type { GetThroughputParams, ThroughputBucket } from '../../store.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement } from '../statement.js';
+
+/**
+ * Throughput over time from the history: per queue and bucket of $2 ms since $1, the jobs
+ * completed, retried and dead, and the run time percentiles of the attempts that ended.
+ *
+ * The time range reads only the newest pages through job_events_at_brin, at most $3 of the
+ * rows that matter (an attempt's end, a death). Each attempt's start is the latest `running`
+ * row of the same job and attempt before its end: one short backward walk of that job's rows
+ * in job_events_job_idx. The queue comes from each job once, by primary key (as in
+ * count-job-transitions.ts). percentile_disc is the nearest-rank percentile.
+ */
+export const GET_THROUGHPUT = defineStatement(
+  'get_throughput',
+  (s) => `
+with e as materialized (
+  select id, job_id, from_state, to_state, attempt, at from ${s.quoted}.job_events
+  where at >= $1::timestamptz and (from_state = 'running' or to_state in ('retrying', 'dead'))
+  limit $3
+),
+q as (
+  select j.id, j.queue from ${s.quoted}.jobs j where j.id = any(array(select distinct job_id from e))
+),
+d as materialized (
+  select q.queue, e.to_state, s.ms,
+    date_bin(make_interval(secs => $2 / 1000.0), e.at, $1::timestamptz) as bucket_start
+  from e join q on q.id = e.job_id
+  left join lateral (
+    select round(extract(epoch from e.at - r.at) * 1000)::float8 as ms
+    from ${s.quoted}.job_events r
+    where e.from_state = 'running' and r.job_id = e.job_id and r.id < e.id and r.to_state = 'running' and r.attempt = e.attempt
+    order by r.id desc
+    limit 1
+  ) s on true
+)
+select queue, bucket_start,
+  (count(*) filter (where to_state = 'completed'))::int as completed,
+  (count(*) filter (where to_state = 'retrying'))::int as retried,
+  (count(*) filter (where to_state = 'dead'))::int as dead,
+  count(ms)::int as attempts,
+  count(*)::int as events,
+  percentile_disc(0.5) within group (order by ms) as p50,
+  percentile_disc(0.95) within group (order by ms) as p95
+from d
+group by queue, bucket_start
+order by queue collate "C", bucket_start
+`,
+);
+
+const DEFAULT_MAX_EVENTS = 100_000;
+
+interface Row {
+  queue: string;
+  bucket_start: Date;
+  completed: number;
+  retried: number;
+  dead: number;
+  attempts: number;
+  events: number;
+  p50: number | null;
+  p95: number | null;
+}
+
+export async function getThroughput(ctx: SqlContext, params: GetThroughputParams): Promise<ThroughputBucket[]> {
+  const since = params.since.getTime();
+  const rows = await ctx.run<Row>(GET_THROUGHPUT, [params.since.toISOString(), params.bucketMs, params.maxEvents ?? DEFAULT_MAX_EVENTS]);
+  return rows.map((row) => ({
+    queue: row.queue,
+    bucket: Math.round((row.bucket_start.getTime() - since) / params.bucketMs),
+    completed: row.completed,
+    retried: row.retried,
+    dead: row.dead,
+    attempts: row.attempts,
+    p50Ms: row.p50,
+    p95Ms: row.p95,
+    events: row.events,
+  }));
+}
