@@ -354,7 +354,7 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.jobsPerSec !== undefined) parts.push(`${fmt(metrics.jobsPerSec)} jobs/s`);
   if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
   if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
-  if (metrics.statementsPerJob !== undefined) parts.push(`${metrics.statementsPerJob.toFixed(2)} statements/job, ${fmt(metrics.ms!)} ms end to end`);
+  if (metrics.jobs !== undefined && metrics.ms !== undefined) parts.push(`${fmt(metrics.jobs)} jobs in ${fmt(metrics.ms)} ms end to end`);
   if (metrics.pgCpuPerJobUs !== undefined) parts.push(`Postgres ${fmt(metrics.pgCpuPerJobUs)} µs CPU/job`);
   if (metrics.walBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.walBytesPerJob)} B/job`);
   if (metrics.lifeWalBytesPerJob !== undefined) parts.push(`with enqueue ${fmt(metrics.lifeWalBytesPerJob)} B/job`);
