@@ -371,7 +371,9 @@ export interface JobStore {
   /** Transitions per queue, state entered and time bucket: throughput from the history. */
   countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]>;
   /** Deletes a job that no worker holds (any state but `running`) with its history. A running
-   *  one is left to its worker (the result says `deleted: false`). */
+   *  one is left to its worker, and one that a `waiting` job waits for (a flow's parent, a
+   *  child added before continuing) is kept until that job has left `waiting`: the result says
+   *  `deleted: false`. */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
 
   /** The right to send one dead-job alert for `key`, shared by every worker on the store: at

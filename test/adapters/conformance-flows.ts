@@ -200,6 +200,28 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       expect((await getJob(other.jobs[3]!.id)).state).toBe('cancelled');
     });
 
+    it('keeps a job that waiting jobs wait for from deleteJob, and deletes it once they have left waiting', async () => {
+      const flow = await diamond();
+      const [a, b, c] = flow.jobs;
+      // A pending parent, and a completed one whose result c has yet to read.
+      expect(await store().deleteJob({ id: a!.id })).toMatchObject({ deleted: false, job: { id: a!.id, state: 'pending' } });
+      await complete(await claimNode('b'));
+      expect(await store().deleteJob({ id: b!.id })).toMatchObject({ deleted: false, job: { id: b!.id, state: 'completed' } });
+      // A waiting job that another waits for (d waits for c).
+      expect(await store().deleteJob({ id: c!.id })).toMatchObject({ deleted: false, job: { id: c!.id, state: 'waiting' } });
+      // Claiming b put a back (released: retrying, due at once); it is still there, and so is b's history.
+      expect(await getJob(a!.id)).toMatchObject({ state: 'retrying' });
+      expect((await history(b!.id)).map((e) => e.toState)).toContain('completed');
+
+      // Once c is released, a and b may go: nothing waits for them any more.
+      await complete(await claimNode('a'));
+      expect(await getJob(c!.id)).toMatchObject({ state: 'pending' });
+      for (const job of [a!, b!]) {
+        expect(await store().deleteJob({ id: job.id })).toMatchObject({ deleted: true, job: { id: job.id } });
+        expect(await store().getJob({ id: job.id })).toBeNull();
+      }
+    });
+
     it('enqueues in the caller\'s transaction: nothing on rollback', async () => {
       if (!factory.capabilities.transactionalEnqueue || !factory.inTransaction) {
         await expect(store().enqueueFlow({ name: 'f', jobs: [flowJob('a')], client: {} as SqlClient })).rejects.toThrow('cannot join');

@@ -390,7 +390,9 @@ export class MemoryStore implements JobStore {
   async deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
-    if (job.state === 'running') return { job: copyJob(job), deleted: false };
+    // As the SQL stores: neither a job a worker holds nor one that waiting jobs wait for.
+    const waitedFor = (this.#graph.dependents.get(job.id) ?? []).some((edge) => this.#jobs.get(edge.jobId)?.state === 'waiting');
+    if (job.state === 'running' || waitedFor) return { job: copyJob(job), deleted: false };
     this.#forget(job);
     if (job.uniqueKey !== null && this.#liveKeys.get(keyOf(job.queue, job.uniqueKey)) === job.id) {
       this.#liveKeys.delete(keyOf(job.queue, job.uniqueKey));
