@@ -211,4 +211,18 @@ describe('inspector flow routes', () => {
       await inspector.close();
     }
   });
+
+  it('refuses to delete a job its flow still waits for, and says why', async () => {
+    const store = memoryStore();
+    const { jobs } = await enqueueFlow(store, diamond);
+    const inspector = await startInspector({ store, port: 0, token: 'flow-test-token' });
+    try {
+      const res = await fetch(new URL(`/api/jobs/${jobs.a.id}/delete`, inspector.url), { method: 'POST', headers: { 'x-jobvisor-token': 'flow-test-token' } });
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual({ error: `job ${jobs.a.id} is waited for by jobs of its flow: delete it once they have run, or cancel them first` });
+      expect(await store.getJob({ id: jobs.a.id })).toMatchObject({ state: 'pending' });
+    } finally {
+      await inspector.close();
+    }
+  });
 });
