@@ -357,7 +357,8 @@ export interface JobStore {
   /** The job's transitions, oldest first. */
   getJobEvents(params: { id: string }): Promise<JobEvent[]>;
   countJobs(): Promise<JobCount[]>;
-  /** Deletes finished jobs and their history; returns how many jobs went. */
+  /** Deletes finished jobs and their history; returns how many jobs went. A job that a
+   *  `waiting` job waits for is kept until that one has left `waiting`. */
   pruneJobs(params: PruneParams): Promise<number>;
 
   // Reads and actions for the inspector: each bounded, whatever the size of the table.

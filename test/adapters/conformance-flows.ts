@@ -222,6 +222,22 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       }
     });
 
+    it('prunes a finished parent only once no waiting job waits for it', async () => {
+      const flow = await diamond();
+      const [a, b, c] = flow.jobs;
+      await complete(await claimNode('a'));
+      clock().advance(10_000);
+      const cutoff = new Date(clock().now());
+      // a completed, but c still waits for b: a is kept, its result for c to read.
+      expect(await store().pruneJobs({ completedBefore: cutoff, deadBefore: cutoff })).toBe(0);
+      expect(await getJob(a!.id)).toMatchObject({ state: 'completed' });
+      await complete(await claimNode('b'));
+      expect(await getJob(c!.id)).toMatchObject({ state: 'pending' });
+      clock().advance(10_000);
+      expect(await store().pruneJobs({ completedBefore: new Date(clock().now()) })).toBe(2);
+      for (const job of [a!, b!]) expect(await store().getJob({ id: job.id })).toBeNull();
+    });
+
     it('enqueues in the caller\'s transaction: nothing on rollback', async () => {
       if (!factory.capabilities.transactionalEnqueue || !factory.inTransaction) {
         await expect(store().enqueueFlow({ name: 'f', jobs: [flowJob('a')], client: {} as SqlClient })).rejects.toThrow('cannot join');

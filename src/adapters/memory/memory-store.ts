@@ -340,7 +340,7 @@ export class MemoryStore implements JobStore {
           : job.state === 'dead' || job.state === 'cancelled'
             ? deadBefore
             : undefined;
-      if (cutoff === undefined || !(finished < cutoff)) continue;
+      if (cutoff === undefined || !(finished < cutoff) || this.#waitedFor(job.id)) continue;
       this.#forget(job);
       pruned += 1;
     }
@@ -391,8 +391,7 @@ export class MemoryStore implements JobStore {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
     // As the SQL stores: neither a job a worker holds nor one that waiting jobs wait for.
-    const waitedFor = (this.#graph.dependents.get(job.id) ?? []).some((edge) => this.#jobs.get(edge.jobId)?.state === 'waiting');
-    if (job.state === 'running' || waitedFor) return { job: copyJob(job), deleted: false };
+    if (job.state === 'running' || this.#waitedFor(job.id)) return { job: copyJob(job), deleted: false };
     this.#forget(job);
     if (job.uniqueKey !== null && this.#liveKeys.get(keyOf(job.queue, job.uniqueKey)) === job.id) {
       this.#liveKeys.delete(keyOf(job.queue, job.uniqueKey));
@@ -771,6 +770,11 @@ export class MemoryStore implements JobStore {
     this.#moveFromRunning(job, open > 0 ? 'waiting' : 'pending', now);
     if (open === 0) woken.add(job.queue);
     this.#wake(woken);
+  }
+
+  /** Whether a `waiting` job waits for this one: deleteJob and pruneJobs keep it. */
+  #waitedFor(id: string): boolean {
+    return (this.#graph.dependents.get(id) ?? []).some((edge) => this.#jobs.get(edge.jobId)?.state === 'waiting');
   }
 
   #flowJobs(flowId: string): FlowRecord['jobs'] {
