@@ -175,6 +175,30 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       expect(cancelled.jobs.map((j) => j.state)).toEqual(['cancelled', 'cancelled']);
     });
 
+    it('the reaper ends a waiting job past its expiresAt (dead, expired), and the jobs waiting for it follow their policy', async () => {
+      const start = clock().now();
+      const expiresAt = new Date(start + 5_000);
+      const flow = await store().enqueueFlow({
+        name: 'deadline',
+        jobs: [flowJob('a'), { ...flowJob('b', [on(0, 'a')]), expiresAt }, flowJob('c', [on(1, 'b')]), flowJob('d', [on(1, 'b', 'run')])],
+      });
+      const [a, b, c, d] = flow.jobs;
+      clock().advance(4_999);
+      expect(await store().rescueExpiredJobs()).toEqual([]);
+      clock().advance(1);
+      const ended = await store().rescueExpiredJobs();
+      expect(ended).toMatchObject([{ id: b!.id, state: 'dead', error: { code: 'expired' } }]);
+      expect((await history(b!.id)).at(-1)).toEqual(step('waiting', 'dead', 0, null, start + 5_000, 'expired'));
+      // c (onFailure cancel) is cancelled; d (onFailure run) runs once its last parent ended; a is untouched.
+      expect((await getJob(c!.id)).state).toBe('cancelled');
+      expect((await getJob(d!.id)).state).toBe('pending');
+      expect((await getJob(a!.id)).state).toBe('pending');
+      // a's end later changes nothing for b.
+      await complete(await claimNode('a'));
+      expect((await getJob(b!.id)).state).toBe('dead');
+      expect(await store().rescueExpiredJobs()).toEqual([]);
+    });
+
     it('refuses a stored parent that does not exist, and writes nothing', async () => {
       const before = await store().countJobs();
       await expect(

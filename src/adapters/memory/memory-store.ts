@@ -219,18 +219,19 @@ export class MemoryStore implements JobStore {
     // As the SQL stores: expired leases first, then jobs past their expiresAt, each longest
     // overdue first, `limit` in all.
     const leases = jobs.filter((job) => job.state === 'running' && overdue(job.leaseExpiresAt)).sort(byTime((job) => job.leaseExpiresAt!));
-    const waiting = jobs
-      .filter((job) => (job.state === 'pending' || job.state === 'retrying') && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
+    const notRunning: readonly JobState[] = ['pending', 'retrying', 'waiting'];
+    const pastDeadline = jobs
+      .filter((job) => notRunning.includes(job.state) && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
       .sort(byTime((job) => job.expiresAt!));
     const rescued: JobRecord[] = [];
-    for (const job of [...leases, ...waiting].slice(0, limit)) {
+    for (const job of [...leases, ...pastDeadline].slice(0, limit)) {
       const expired = job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime();
       if (job.state !== 'running') {
         const from = job.state;
         const { code, message } = new JobExpired(job.expiresAt!);
         job.error = { code, message };
         this.#setState(job, 'dead', now);
-        // No worker: the reaper ends a job that waits.
+        // No worker: the reaper ends a job that waits (a waiting one's dependents follow).
         this.#appendEvent(job, from, job.error, now, null);
       } else if (job.cancelRequestedAt !== null) {
         job.error = { ...CANCELLED_BY_REQUEST };
