@@ -2,7 +2,7 @@
  * Flows across worker processes on one Postgres schema (test/fixtures/worker-process.ts):
  * two processes drain diamonds and fan-out/fan-in flows, enqueued while they run, and the
  * history shows each child claimed only after every parent completed (by the database's
- * clock and the history's order), released in the statement of its last parent's completion,
+ * clock and the history's order), released in the statement of a parent's completion,
  * and each job run exactly once; then a worker SIGKILLed while it holds jobs in the middle of
  * two flows: after its leases lapse the other process rescues them and both flows finish,
  * nothing lost. Real time is unavoidable across processes: every wait polls with a deadline.
@@ -122,7 +122,7 @@ describePostgres('flows across worker processes', (url) => {
     return rows;
   }
 
-  /** Each child claimed after every parent completed, and released by the last one's statement. */
+  /** Each child claimed after every parent completed, and released by a parent's statement. */
   function checkOrder(edges: Awaited<ReturnType<typeof edgeTimes>>) {
     const early = edges.filter(
       (e) => !e.child_run_at || !e.parent_done_at || e.child_run_at < e.parent_done_at || BigInt(e.child_run_id!) < BigInt(e.parent_done_id!),
@@ -130,9 +130,13 @@ describePostgres('flows across worker processes', (url) => {
     expect(early.map((e) => `job ${e.child} ran at ${e.child_run_at?.toISOString()}, parent ${e.parent} completed at ${e.parent_done_at?.toISOString()}`)).toEqual([]);
     const byChild = new Map<string, typeof edges>();
     for (const e of edges) byChild.set(e.child, [...(byChild.get(e.child) ?? []), e]);
+    // Released inside the statement that ended one of its parents: its release carries that
+    // statement's time. (Not always the latest of the parents' times: those are their
+    // transactions' start times, and the one that releases is the last to take the child's
+    // row lock, which need not be the last to have started.)
     for (const [child, parents] of byChild) {
-      const last = Math.max(...parents.map((p) => p.parent_done_at!.getTime()));
-      expect(parents[0]!.release_at?.getTime(), `job ${child} released with its last parent's completion`).toBe(last);
+      const ends = parents.map((p) => p.parent_done_at!.getTime());
+      expect(ends, `job ${child} released in a parent's completion`).toContain(parents[0]!.release_at?.getTime());
     }
     return byChild;
   }
