@@ -15,6 +15,7 @@ import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
 import { writeReport } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
+import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';
@@ -115,6 +116,7 @@ async function main(opts: BenchOptions): Promise<void> {
   results.durationS = Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000);
   await writeFile(opts.out, `${JSON.stringify(results, null, 2)}\n`);
   if (!opts.full && opts.scenarios.includes('schedules')) await keepScheduleResults(results);
+  if (!opts.full && opts.scenarios.includes('flows')) await keepFlowResults(results);
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
@@ -140,6 +142,19 @@ async function keepScheduleResults(results: BenchResults): Promise<void> {
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
   await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
   log('bench: schedules figures kept in bench/results/schedules.json; BENCHMARKS.md regenerated');
+}
+
+/** As the schedules: a run of the flows scenario keeps its figures in results/flows.json, with
+ *  the machine's load before each run, and BENCHMARKS.md is redone from latest.json with them. */
+async function keepFlowResults(results: BenchResults): Promise<void> {
+  const ours = (scenario: string) => scenario.startsWith('flows-');
+  const summary = Object.fromEntries(Object.entries(results.summary).filter(([scenario]) => ours(scenario)));
+  const load = results.measurements.filter((m) => ours(m.scenario)).map(({ scenario, run, busyBefore, load1 }) => ({ scenario, run, busyBefore, load1 }));
+  const kept: FlowResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary, load };
+  await writeFile(join(benchDir, 'results/flows.json'), `${JSON.stringify(kept, null, 2)}\n`);
+  const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
+  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  log('bench: flows figures kept in bench/results/flows.json; BENCHMARKS.md regenerated');
 }
 
 function plan(opts: BenchOptions): Task[] {
@@ -185,6 +200,11 @@ function plan(opts: BenchOptions): Task[] {
       case 'schedules':
         for (const count of SCHEDULE_COUNTS) {
           tasks.push({ scenario: scheduleScenario(count), systems: jobvisorOnly, spec: { kind: 'schedules', jobs: count } });
+        }
+        break;
+      case 'flows':
+        for (const shape of FLOW_SHAPES) {
+          tasks.push({ scenario: flowScenario(shape), systems: jobvisorOnly, spec: { kind: 'flows', flowShape: shape, jobs: FLOW_WIDTH, concurrency: FLOW_CONCURRENCY } });
         }
         break;
       case 'pgbench':
@@ -334,6 +354,7 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.jobsPerSec !== undefined) parts.push(`${fmt(metrics.jobsPerSec)} jobs/s`);
   if (metrics.cpuPerJobUs !== undefined) parts.push(`${fmt(metrics.cpuPerJobUs)} µs CPU/job`);
   if (metrics.statementsPer1kJobs !== undefined) parts.push(`${fmt(metrics.statementsPer1kJobs)} statements/1k jobs`);
+  if (metrics.jobs !== undefined && metrics.ms !== undefined) parts.push(`${fmt(metrics.jobs)} jobs in ${fmt(metrics.ms)} ms end to end`);
   if (metrics.pgCpuPerJobUs !== undefined) parts.push(`Postgres ${fmt(metrics.pgCpuPerJobUs)} µs CPU/job`);
   if (metrics.walBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.walBytesPerJob)} B/job`);
   if (metrics.lifeWalBytesPerJob !== undefined) parts.push(`with enqueue ${fmt(metrics.lifeWalBytesPerJob)} B/job`);

@@ -3,11 +3,11 @@ import { parseArgs } from 'node:util';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
-export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules'] as const;
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
-/** A full run's: all but schedules, which runs on its own (its figures are kept in
- *  results/schedules.json, and the report takes them from there). */
-const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules');
+/** A full run's: all but schedules and flows, which run on their own (their figures are kept
+ *  in results/schedules.json and results/flows.json, and the report takes them from there). */
+const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules' && s !== 'flows');
 
 export interface Sizes {
   enqueueJobs: number;
@@ -80,7 +80,7 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
-  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows)
   --concurrency 10,50     drain concurrencies (default 10,50)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>

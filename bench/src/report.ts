@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { barChartSvg } from './chart.js';
 import type { BenchResults } from './results.js';
+import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
 import { median, type Spread } from './stats.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
@@ -43,10 +44,24 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   } else {
     schedules = await readFile(join(paths.benchDir, 'results/schedules.json'), 'utf8').then((text) => JSON.parse(text) as ScheduleResults, () => undefined);
   }
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules));
+  // The flows figures likewise.
+  let flows: FlowResults | undefined;
+  if (FLOW_SHAPES.some((shape) => results.summary[flowScenario(shape)])) {
+    const load = results.measurements.filter((m) => m.scenario.startsWith('flows-')).map(({ scenario, run, busyBefore, load1 }) => ({ scenario, run, busyBefore, load1 }));
+    flows = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary: results.summary, load };
+  } else {
+    flows = await readFile(join(paths.benchDir, 'results/flows.json'), 'utf8').then((text) => JSON.parse(text) as FlowResults, () => undefined);
+  }
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows));
 }
 
-function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string, schedules: ScheduleResults | undefined): string {
+function renderMarkdown(
+  r: BenchResults,
+  chartRef: string,
+  optimisations: string,
+  schedules: ScheduleResults | undefined,
+  flows: FlowResults | undefined,
+): string {
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
   const get = (scenario: string, system: SystemName, metric: string): Spread | undefined => r.summary[scenario]?.[system]?.[metric];
@@ -190,6 +205,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   }
 
   if (schedules) lines.push(...scheduleSection(schedules));
+  if (flows) lines.push(...flowSection(flows));
 
   lines.push('## How each figure is measured');
   lines.push('');
@@ -239,6 +255,7 @@ function renderMarkdown(r: BenchResults, chartRef: string, optimisations: string
   lines.push('npm run bench -- --quick --systems jobvisor --scenarios drain,latency');
   lines.push('npm run bench -- --jobvisor-root /tmp/jv-before --systems jobvisor   # another checkout\'s src/');
   lines.push('npm run bench -- --scenarios schedules   # the schedules figures alone (~5 min), kept in bench/results/schedules.json');
+  lines.push('npm run bench -- --scenarios flows --runs 1   # the flows figures alone (~1 min a run), kept in bench/results/flows.json');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -336,6 +353,48 @@ function scheduleSection(r: ScheduleResults): string[] {
     row('**ticks missed**', 'ticksMissed'),
     row('tick enqueued after its time, p50 (ms)', 'tickLagP50Ms'),
     row('tick enqueued after its time, p99 (ms)', 'tickLagP99Ms'),
+    '',
+  ];
+}
+
+/** A fan-out of 1,000 and a fan-in against a plain drain of as many jobs (issue 16), jobvisor only. */
+function flowSection(r: FlowResults): string[] {
+  const shapes = FLOW_SHAPES.filter((shape) => r.summary[flowScenario(shape)]?.jobvisor);
+  const get = (shape: (typeof FLOW_SHAPES)[number], metric: string) => r.summary[flowScenario(shape)]?.jobvisor?.[metric];
+  const row = (label: string, metric: string, digits = 0) => `| ${label} | ${shapes.map((s) => cell(get(s, metric), digits)).join(' | ')} |`;
+  const plainMs = get('plain', 'ms')?.median;
+  const ratio = (shape: (typeof FLOW_SHAPES)[number], metric: string) => {
+    const a = get(shape, metric)?.median;
+    const b = get('plain', metric)?.median;
+    return a !== undefined && b !== undefined && b !== 0 ? (a / b).toFixed(2) : '–';
+  };
+  const titles: Record<(typeof FLOW_SHAPES)[number], string> = {
+    plain: `plain drain: ${fmtInt(FLOW_WIDTH + 1)} jobs, no flow`,
+    static: `static flow: root → ${fmtInt(FLOW_WIDTH)} → sink`,
+    continue: `fan-out from a handler, then continue`,
+  };
+  const load = r.load.map((l) => `${l.scenario} run ${l.run}: ${pct(l.busyBefore)} busy, load ${l.load1.toFixed(2)}`).join('; ');
+  return [
+    '## Flows: a fan-out of 1,000 and a fan-in',
+    '',
+    `jobvisor only, one supervisor at concurrency ${FLOW_CONCURRENCY}, no-op handlers, PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, jobvisor @ ${r.versions.jobvisor.commit}, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios flows\`, bench/src/flow-load.ts). Each shape in its own process on a fresh schema, after a warm-up of the same shape at a tenth of the width. End to end: from the enqueue call until the database holds every job completed. The static flow is one \`enqueueFlow\` of ${fmtInt(FLOW_WIDTH + 2)} jobs (the sink waits for ${fmtInt(FLOW_WIDTH)} parents); the fan-out is one job whose handler returns \`continueAfter\` with ${fmtInt(FLOW_WIDTH)} children and runs again when they have ended (${fmtInt(FLOW_WIDTH + 1)} rows, one more execution). Per job = per row. Statements: every \`pg\` query of the process in the window, the bench's completion polls left out.`,
+    '',
+    `Machine load just before each run (share of the CPUs other processes kept busy, 1-minute load average; the machine is shared): ${load || 'not recorded'}. On a machine that busy, end-to-end times of single runs move by tens of percent from one run to the next: read the ratios of time with that in mind; WAL and statements per job do not depend on the load.`,
+    '',
+    `| | ${shapes.map((s) => titles[s]).join(' | ')} |`,
+    `| --- | ${shapes.map(() => '---:').join(' | ')} |`,
+    row('jobs (rows)', 'jobs'),
+    row('**end to end (ms)**', 'ms'),
+    ...(plainMs === undefined ? [] : [`| end to end ÷ the plain drain's | ${shapes.map((s) => ratio(s, 'ms')).join(' | ')} |`]),
+    row('of which the enqueue call (ms)', 'enqueueMs'),
+    row('jobs/s', 'jobsPerSec'),
+    row('**statements per 1,000 jobs**', 'statementsPer1kJobs', 1),
+    `| statements per job ÷ the plain drain's | ${shapes.map((s) => ratio(s, 'statementsPer1kJobs')).join(' | ')} |`,
+    row('Node CPU per job (µs)', 'cpuPerJobUs'),
+    row('Postgres CPU per job (µs)', 'pgCpuPerJobUs'),
+    row('WAL per job (bytes)', 'walBytesPerJob'),
+    '',
+    "Where a flow's extra cost goes, from how it works (migration 0009): each parent's end decrements its waiting child's count under the child's row lock, in the statement that ends the parent. The sink of the static flow is therefore updated once per child (1,000 row versions of one row), and the completions of its parents serialise on that row's lock; the job that fans out is likewise updated once per child it waits for. The static flow's enqueue is one statement too, but it inserts its jobs and their history rows one job at a time in PL/pgSQL (the edges as one set), where a plain bulk enqueue inserts jobs and history as sets.",
     '',
   ];
 }

@@ -1,7 +1,7 @@
 import type { SystemName } from './systems/system.js';
 
 /** What one child process measures: one system, one scenario, one run, one fresh schema. */
-export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules';
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows';
 
 export interface RunSpec {
   kind: ScenarioKind;
@@ -10,7 +10,7 @@ export interface RunSpec {
   schema: string;
   jobvisorRoot: string;
   /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight;
-   *  actor: job actors run; schedules: schedules on the supervisor. */
+   *  actor: job actors run; schedules: schedules on the supervisor; flows: children of the fan-out. */
   jobs: number;
   /** drain/profile: jobs timed out of the backlog (≤ jobs). */
   measure?: number;
@@ -21,6 +21,8 @@ export interface RunSpec {
   warmup?: number;
   /** latency: jobs timed, one at a time. */
   samples?: number;
+  /** flows: which shape (flow-load.ts). */
+  flowShape?: 'plain' | 'static' | 'continue';
   /** profile: where to write the .cpuprofile of the measured window. */
   profileOut?: string;
 }

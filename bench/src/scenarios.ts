@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { actorFloor } from './actor-floor.js';
+import { flowLoad } from './flow-load.js';
 import { scheduleLoad } from './schedule-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
@@ -33,6 +34,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return actorFloor(spec);
     case 'schedules':
       return scheduleLoad(spec, admin);
+    case 'flows':
+      return flowLoad(spec, admin);
   }
 }
 

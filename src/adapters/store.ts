@@ -387,7 +387,8 @@ export interface JobStore {
   /** The job's transitions, oldest first. */
   getJobEvents(params: { id: string }): Promise<JobEvent[]>;
   countJobs(): Promise<JobCount[]>;
-  /** Deletes finished jobs and their history; returns how many jobs went. */
+  /** Deletes finished jobs and their history; returns how many jobs went. A job that a
+   *  `waiting` job waits for is kept until that one has left `waiting`. */
   pruneJobs(params: PruneParams): Promise<number>;
 
   // Reads and actions for the inspector: each bounded, whatever the size of the table.
@@ -404,7 +405,9 @@ export interface JobStore {
    *  percentiles of the attempts that ended; queues by name (byte order), then bucket. */
   getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]>;
   /** Deletes a job that no worker holds (any state but `running`) with its history. A running
-   *  one is left to its worker (the result says `deleted: false`). */
+   *  one is left to its worker, and one that a `waiting` job waits for (a flow's parent, a
+   *  child added before continuing) is kept until that job has left `waiting`: the result says
+   *  `deleted: false`. */
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null>;
 
   /** The right to send one dead-job alert for `key`, shared by every worker on the store: at

@@ -57,7 +57,8 @@ export async function runAction(
     case 'delete': {
       const answer = await store.deleteJob({ id });
       if (!answer) throw notFound(id);
-      if (!answer.deleted) throw new HttpError(409, `job ${id} is running: cancel it first, then delete it`);
+      if (!answer.deleted && answer.job.state === 'running') throw new HttpError(409, `job ${id} is running: cancel it first, then delete it`);
+      if (!answer.deleted) throw new HttpError(409, `job ${id} is waited for by jobs of its flow: delete it once they have run, or cancel them first`);
       return { message: `job ${id} is deleted`, job: null };
     }
   }

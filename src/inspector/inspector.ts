@@ -12,6 +12,9 @@
  *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
  *   GET  /api/jobs/:id/story.svg    the user's view of the machine with the job's numbered steps
  *   GET  /api/machine.svg           the job machine
+ *   GET  /api/flows/:id             a flow: its jobs and edges (flow-routes.ts)
+ *   GET  /api/flows/:id/graph.svg   the flow's DAG, each job coloured by its state
+ *   GET  /api/jobs/:id/flow         the flow the job belongs to, if any
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/queues/:name/{pause,resume}      with the token
@@ -54,6 +57,7 @@ import { countMatching, runBulkAction } from './bulk.js';
 import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { ThroughputStats } from './throughput.js';
 import { QueueStats } from './queue-stats.js';
+import * as flows from './flow-routes.js';
 import * as read from './routes.js';
 
 export const DEFAULT_INSPECTOR_PORT = 4780;
@@ -222,6 +226,12 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (sub === undefined) return sendJson(res, 200, await read.getJob(readContext, id));
       if (sub === 'machine.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, id));
       if (sub === 'story.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobStorySvg(readContext, id));
+      if (sub === 'flow') return sendJson(res, 200, await flows.jobFlow(readContext, id));
+    }
+    if (resource === 'flows' && rawId !== undefined && rest.length === 0) {
+      const id = flows.parseFlowId(rawId);
+      if (sub === undefined) return sendJson(res, 200, await flows.getFlow(readContext, id));
+      if (sub === 'graph.svg') return sendText(res, 'image/svg+xml; charset=utf-8', await flows.flowSvg(readContext, id));
     }
     throw new HttpError(404, `not found: ${path}`);
   }

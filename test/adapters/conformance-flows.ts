@@ -175,6 +175,30 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       expect(cancelled.jobs.map((j) => j.state)).toEqual(['cancelled', 'cancelled']);
     });
 
+    it('the reaper ends a waiting job past its expiresAt (dead, expired), and the jobs waiting for it follow their policy', async () => {
+      const start = clock().now();
+      const expiresAt = new Date(start + 5_000);
+      const flow = await store().enqueueFlow({
+        name: 'deadline',
+        jobs: [flowJob('a'), { ...flowJob('b', [on(0, 'a')]), expiresAt }, flowJob('c', [on(1, 'b')]), flowJob('d', [on(1, 'b', 'run')])],
+      });
+      const [a, b, c, d] = flow.jobs;
+      clock().advance(4_999);
+      expect(await store().rescueExpiredJobs()).toEqual([]);
+      clock().advance(1);
+      const ended = await store().rescueExpiredJobs();
+      expect(ended).toMatchObject([{ id: b!.id, state: 'dead', error: { code: 'expired' } }]);
+      expect((await history(b!.id)).at(-1)).toEqual(step('waiting', 'dead', 0, null, start + 5_000, 'expired'));
+      // c (onFailure cancel) is cancelled; d (onFailure run) runs once its last parent ended; a is untouched.
+      expect((await getJob(c!.id)).state).toBe('cancelled');
+      expect((await getJob(d!.id)).state).toBe('pending');
+      expect((await getJob(a!.id)).state).toBe('pending');
+      // a's end later changes nothing for b.
+      await complete(await claimNode('a'));
+      expect((await getJob(b!.id)).state).toBe('dead');
+      expect(await store().rescueExpiredJobs()).toEqual([]);
+    });
+
     it('refuses a stored parent that does not exist, and writes nothing', async () => {
       const before = await store().countJobs();
       await expect(
@@ -198,6 +222,44 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       const cancelled = await store().cancelJob({ id: other.jobs[2]!.id });
       expect(cancelled).toMatchObject({ cancelled: true, job: { state: 'cancelled' } });
       expect((await getJob(other.jobs[3]!.id)).state).toBe('cancelled');
+    });
+
+    it('keeps a job that waiting jobs wait for from deleteJob, and deletes it once they have left waiting', async () => {
+      const flow = await diamond();
+      const [a, b, c] = flow.jobs;
+      // A pending parent, and a completed one whose result c has yet to read.
+      expect(await store().deleteJob({ id: a!.id })).toMatchObject({ deleted: false, job: { id: a!.id, state: 'pending' } });
+      await complete(await claimNode('b'));
+      expect(await store().deleteJob({ id: b!.id })).toMatchObject({ deleted: false, job: { id: b!.id, state: 'completed' } });
+      // A waiting job that another waits for (d waits for c).
+      expect(await store().deleteJob({ id: c!.id })).toMatchObject({ deleted: false, job: { id: c!.id, state: 'waiting' } });
+      // Claiming b put a back (released: retrying, due at once); it is still there, and so is b's history.
+      expect(await getJob(a!.id)).toMatchObject({ state: 'retrying' });
+      expect((await history(b!.id)).map((e) => e.toState)).toContain('completed');
+
+      // Once c is released, a and b may go: nothing waits for them any more.
+      await complete(await claimNode('a'));
+      expect(await getJob(c!.id)).toMatchObject({ state: 'pending' });
+      for (const job of [a!, b!]) {
+        expect(await store().deleteJob({ id: job.id })).toMatchObject({ deleted: true, job: { id: job.id } });
+        expect(await store().getJob({ id: job.id })).toBeNull();
+      }
+    });
+
+    it('prunes a finished parent only once no waiting job waits for it', async () => {
+      const flow = await diamond();
+      const [a, b, c] = flow.jobs;
+      await complete(await claimNode('a'));
+      clock().advance(10_000);
+      const cutoff = new Date(clock().now());
+      // a completed, but c still waits for b: a is kept, its result for c to read.
+      expect(await store().pruneJobs({ completedBefore: cutoff, deadBefore: cutoff })).toBe(0);
+      expect(await getJob(a!.id)).toMatchObject({ state: 'completed' });
+      await complete(await claimNode('b'));
+      expect(await getJob(c!.id)).toMatchObject({ state: 'pending' });
+      clock().advance(10_000);
+      expect(await store().pruneJobs({ completedBefore: new Date(clock().now()) })).toBe(2);
+      for (const job of [a!, b!]) expect(await store().getJob({ id: job.id })).toBeNull();
     });
 
     it('enqueues in the caller\'s transaction: nothing on rollback', async () => {

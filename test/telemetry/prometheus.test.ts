@@ -62,6 +62,18 @@ describe('prometheusMetrics', () => {
     await supervisor.stop({ graceMs: 0 });
   });
 
+  it('counts the jobs of flows that wait for others, per queue', async () => {
+    const store = memoryStore();
+    const queue = defineQueue('reports', { handlers: { step: async () => ({}) } });
+    const { job: first } = await queue.enqueue(store, 'step', {});
+    await queue.enqueue(store, 'step', {}, { dependsOn: [first.id] });
+    await queue.enqueue(store, 'step', {}, { dependsOn: [first.id] });
+    const lines = (await prometheusMetrics({ store })).split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining(['jobvisor_jobs{queue="reports",state="pending"} 1', 'jobvisor_jobs{queue="reports",state="waiting"} 2']),
+    );
+  });
+
   it('renders nothing without a store or supervisors', async () => {
     expect(await prometheusMetrics({})).toBe('');
   });

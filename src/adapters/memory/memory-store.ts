@@ -222,18 +222,19 @@ export class MemoryStore implements JobStore {
     // As the SQL stores: expired leases first, then jobs past their expiresAt, each longest
     // overdue first, `limit` in all.
     const leases = jobs.filter((job) => job.state === 'running' && overdue(job.leaseExpiresAt)).sort(byTime((job) => job.leaseExpiresAt!));
-    const waiting = jobs
-      .filter((job) => (job.state === 'pending' || job.state === 'retrying') && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
+    const notRunning: readonly JobState[] = ['pending', 'retrying', 'waiting'];
+    const pastDeadline = jobs
+      .filter((job) => notRunning.includes(job.state) && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
       .sort(byTime((job) => job.expiresAt!));
     const rescued: JobRecord[] = [];
-    for (const job of [...leases, ...waiting].slice(0, limit)) {
+    for (const job of [...leases, ...pastDeadline].slice(0, limit)) {
       const expired = job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime();
       if (job.state !== 'running') {
         const from = job.state;
         const { code, message } = new JobExpired(job.expiresAt!);
         job.error = { code, message };
         this.#setState(job, 'dead', now);
-        // No worker: the reaper ends a job that waits.
+        // No worker: the reaper ends a job that waits (a waiting one's dependents follow).
         this.#appendEvent(job, from, job.error, now, null);
       } else if (job.cancelRequestedAt !== null) {
         job.error = { ...CANCELLED_BY_REQUEST };
@@ -343,7 +344,7 @@ export class MemoryStore implements JobStore {
           : job.state === 'dead' || job.state === 'cancelled'
             ? deadBefore
             : undefined;
-      if (cutoff === undefined || !(finished < cutoff)) continue;
+      if (cutoff === undefined || !(finished < cutoff) || this.#waitedFor(job.id)) continue;
       this.#forget(job);
       pruned += 1;
     }
@@ -398,7 +399,8 @@ export class MemoryStore implements JobStore {
   async deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
-    if (job.state === 'running') return { job: copyJob(job), deleted: false };
+    // As the SQL stores: neither a job a worker holds nor one that waiting jobs wait for.
+    if (job.state === 'running' || this.#waitedFor(job.id)) return { job: copyJob(job), deleted: false };
     this.#forget(job);
     if (job.uniqueKey !== null && this.#liveKeys.get(keyOf(job.queue, job.uniqueKey)) === job.id) {
       this.#liveKeys.delete(keyOf(job.queue, job.uniqueKey));
@@ -777,6 +779,11 @@ export class MemoryStore implements JobStore {
     this.#moveFromRunning(job, open > 0 ? 'waiting' : 'pending', now);
     if (open === 0) woken.add(job.queue);
     this.#wake(woken);
+  }
+
+  /** Whether a `waiting` job waits for this one: deleteJob and pruneJobs keep it. */
+  #waitedFor(id: string): boolean {
+    return (this.#graph.dependents.get(id) ?? []).some((edge) => this.#jobs.get(edge.jobId)?.state === 'waiting');
   }
 
   #flowJobs(flowId: string): FlowRecord['jobs'] {

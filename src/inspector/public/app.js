@@ -21,6 +21,9 @@ const state = {
   before: null,
   nextBefore: null,
   jobId: null,
+  /** The flow page's flow, and the ids of its jobs (the transitions that redraw it). */
+  flowId: null,
+  flowJobIds: new Set(),
 };
 
 // ── API ────────────────────────────────────────────────────────────────────────────────
@@ -407,6 +410,7 @@ async function loadJob(id) {
     button.disabled = !allowedAction(action, job.state);
   }
   renderStory(view.story);
+  loadJobFlow(job).catch(() => {});
   // Progress writes no history row, so no event tells of it: a running job is read again.
   clearTimeout(state.progressTimer);
   if (job.state === 'running') state.progressTimer = setTimeout(() => state.jobId === job.id && loadJob(job.id).catch(() => {}), 1000);
@@ -500,13 +504,61 @@ async function act(action) {
   }
 }
 
+// ── a flow ─────────────────────────────────────────────────────────────────────────────
+
+/** The flow's DAG (drawn by the server: names escaped there) and its counts per state. */
+async function loadFlow(id) {
+  let view;
+  try {
+    view = await api(`/api/flows/${encodeURIComponent(id)}`);
+  } catch (error) {
+    $('#flow-id').textContent = id;
+    $('#flow-name').textContent = error.status === 404 ? 'not found' : error.message;
+    return;
+  }
+  state.flowJobIds = new Set(view.jobs.map((entry) => entry.job.id));
+  $('#flow-id').textContent = view.id;
+  $('#flow-name').textContent = view.name;
+  $('#flow-counts').replaceChildren(
+    `${view.jobs.length} job${view.jobs.length === 1 ? '' : 's'}: `,
+    ...Object.entries(view.counts).flatMap(([jobState, n]) => [stateBadge(jobState), ` ${n} `]),
+  );
+  const response = await fetch(`/api/flows/${encodeURIComponent(id)}/graph.svg`, { headers: state.token ? { 'x-jobvisor-token': state.token } : {} });
+  if (!response.ok || state.flowId !== id) return;
+  const doc = new DOMParser().parseFromString(await response.text(), 'image/svg+xml');
+  if (doc.documentElement.nodeName !== 'svg') return;
+  $('#flow-diagram').replaceChildren(document.importNode(doc.documentElement, true));
+}
+
+/** On a job's page: the flow it belongs to, asked again only when the job's state moves. */
+async function loadJobFlow(job) {
+  const key = `${job.id}:${job.state}`;
+  if (state.jobFlowKey === key) return;
+  if (!String(state.jobFlowKey).startsWith(`${job.id}:`)) $('#job-flow').hidden = true;
+  state.jobFlowKey = key;
+  const { flow } = await api(`/api/jobs/${encodeURIComponent(job.id)}/flow`);
+  if (state.jobId !== job.id) return;
+  $('#job-flow').hidden = !flow;
+  if (flow) {
+    $('#job-flow').replaceChildren(
+      'in flow ',
+      el('a', { href: `#/flows/${encodeURIComponent(flow.id)}`, id: 'job-flow-link' }, `${flow.id} ${flow.name}`),
+      ` as ${flow.node ?? '?'} (${flow.jobs} jobs)`,
+    );
+  }
+}
+
 // ── routing and live updates ───────────────────────────────────────────────────────────
 
 function route() {
   const match = /^#\/jobs\/([^?]+)/.exec(location.hash);
   state.jobId = match ? decodeURIComponent(match[1]) : null;
+  const flowMatch = /^#\/flows\/([^?/]+)/.exec(location.hash);
+  state.flowId = flowMatch ? decodeURIComponent(flowMatch[1]) : null;
+  $('#flow').hidden = state.flowId === null;
+  if (state.flowId !== null) $('#flow-diagram').replaceChildren();
   state.workersPage = state.jobId === null && /^#\/workers\b/.test(location.hash);
-  $('#overview').hidden = state.jobId !== null || state.workersPage;
+  $('#overview').hidden = state.jobId !== null || state.workersPage || state.flowId !== null;
   $('#workers').hidden = !state.workersPage;
   $('#job').hidden = state.jobId === null;
   $('#tab-workers').classList.toggle('current', state.workersPage);
@@ -517,6 +569,7 @@ function route() {
 async function refresh() {
   try {
     if (state.jobId !== null) await loadJob(state.jobId);
+    else if (state.flowId !== null) await loadFlow(state.flowId);
     else if (state.workersPage) await loadWorkers();
     else {
       fillFilterForm();
@@ -550,12 +603,17 @@ function throttle(fn, ms) {
 const refreshJob = throttle(() => state.jobId !== null && loadJob(state.jobId).catch(() => {}), 150);
 const refreshJobs = throttle(() => state.jobId === null && loadJobs().catch(() => {}), 250);
 const refreshWorkers = throttle(() => state.workersPage && loadWorkers().catch(() => {}), 500);
+const refreshFlow = throttle(() => state.flowId !== null && loadFlow(state.flowId).catch(() => {}), 300);
 const refreshQueues = throttle(() => state.jobId === null && loadQueues().catch(() => {}), 1000);
 
 function onTransitions(events) {
   $('#live').title = `last transition ${new Date().toLocaleTimeString()}`;
   if (state.jobId !== null) {
     if (events.some((event) => event.jobId === state.jobId)) refreshJob();
+    return;
+  }
+  if (state.flowId !== null) {
+    if (events.some((event) => state.flowJobIds.has(event.jobId))) refreshFlow();
     return;
   }
   if (state.workersPage) return refreshWorkers();
@@ -680,7 +738,7 @@ async function start() {
   await route();
   connect();
   // Relative times and the queues age even when nothing happens.
-  setInterval(() => (state.jobId !== null ? loadJob(state.jobId) : state.workersPage ? loadWorkers() : loadQueues()).catch(() => {}), 15000);
+  setInterval(() => (state.jobId !== null ? loadJob(state.jobId) : state.flowId !== null ? loadFlow(state.flowId) : state.workersPage ? loadWorkers() : loadQueues()).catch(() => {}), 15000);
 }
 
 start().catch((error) => flash(`cannot reach the inspector: ${error.message}`, 'error'));

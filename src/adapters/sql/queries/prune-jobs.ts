@@ -4,15 +4,20 @@ import { defineStatement } from '../statement.js';
 
 /** Retention: finished jobs older than their cutoff, and their history, in one statement;
  *  with the dead cutoff, the alert dedupe rows whose last alert is older. A null cutoff
- *  matches nothing. */
+ *  matches nothing. A job that a waiting job waits for is kept until that one leaves
+ *  `waiting` (it reads the job's result); `has_dependents` spares other jobs the lookup. */
 const PRUNE_JOBS = defineStatement(
   'prune_jobs',
   (s) => `
 with pruned as (
-  delete from ${s.quoted}.jobs
-  where (state in ('completed', 'skipped') and finished_at < $1::timestamptz)
-     or (state in ('dead', 'cancelled') and finished_at < $2::timestamptz)
-  returning id
+  delete from ${s.quoted}.jobs j
+  where ((j.state in ('completed', 'skipped') and j.finished_at < $1::timestamptz)
+     or (j.state in ('dead', 'cancelled') and j.finished_at < $2::timestamptz))
+    and not (j.has_dependents and exists (
+      select from ${s.quoted}.job_deps e join ${s.quoted}.jobs w on w.id = e.job_id
+      where e.dep_id = j.id and w.state = 'waiting'
+    ))
+  returning j.id
 ),
 history as (
   delete from ${s.quoted}.job_events where job_id in (select id from pruned)

@@ -12,8 +12,10 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  * - Running rows whose lease expired (their worker is gone) go back to `retrying` (due at
  *   once) or, with no attempt left or past their `expires_at`, to `dead`; to `cancelled` if a
  *   cancel was requested. It reads jobs_lease_expiry_idx, which holds only running rows.
- * - Waiting rows past their `expires_at` go to `dead` (code `expired`), read from
- *   jobs_expiry_idx, which holds only waiting rows that have a deadline.
+ * - Rows not running (pending, retrying, and `waiting` for other jobs in a flow) past their
+ *   `expires_at` go to `dead` (code `expired`), read from jobs_expiry_idx, which holds only
+ *   those rows that have a deadline (migration 0012). A waiting one's dependents follow their
+ *   policy through the trigger of migration 0009.
  * SKIP LOCKED passes over a row that a worker or a claim is writing right now instead of
  * waiting (that write settles it, or the next pass does).
  * At most `$2` rows in all, the longest expired first, so that the transaction stays small
@@ -46,7 +48,7 @@ rescued as (
 ),
 overdue as (
   select id, state from ${s.quoted}.jobs
-  where expires_at <= ${NOW} and state in ('pending', 'retrying')
+  where expires_at <= ${NOW} and state in ('pending', 'retrying', 'waiting')
   order by expires_at
   limit greatest(0, $2 - (select count(*) from expired))
   for update skip locked
