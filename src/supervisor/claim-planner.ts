@@ -159,7 +159,12 @@ export class ClaimPlanner {
       const own = reserved.get(queue.name) ?? 0;
       const runFree = this.runFree(queue, own, free);
       const heldBeyond = this.count(this.held, queue.name) - own;
-      let limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      const target = this.prefetchTarget(queue);
+      // Every slot is spoken for and the queue still holds over half its window: topping it up
+      // now would fetch a few jobs a statement. It claims again, for the whole window, once it
+      // holds half or less (each claim then brings at least half a window).
+      const topUpLater = runFree === 0 && heldBeyond > 0 && heldBeyond * 2 > target;
+      let limit = topUpLater ? 0 : Math.max(0, runFree + target - heldBeyond);
       if (limit === 0 && this.waitsItsTurn(queue)) limit = 1;
       this.take(queue, Math.min(runFree, limit), free);
       if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
