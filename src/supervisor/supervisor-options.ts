@@ -83,7 +83,7 @@ export const DEFAULTS = {
   errorBackoffMs: 1_000,
   maxErrorBackoffMs: 30_000,
   writeRetryMs: 1_000,
-  prefetchWindowMs: 250,
+  prefetchWindowMs: 500,
   maxPrefetch: 500,
   alertThrottleMs: 3_600_000,
   progressIntervalMs: 1_000,
