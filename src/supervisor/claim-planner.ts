@@ -40,7 +40,9 @@ export interface ClaimAnswer {
  * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
  * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
  * jobs get a buffer that hides the round trip; slow jobs (a few starts a second) get none,
- * and are left for other workers.
+ * and are left for other workers. A queue whose slots are busy tops the buffer up only once
+ * it holds half a window or less, so that each claim (and the outcome write that follows
+ * its jobs) carries many jobs: the statements per job are set here.
  *
  * Gates are `p-limit` limiters: a gated job starts only inside its limiter, which enforces
  * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
