@@ -13,6 +13,7 @@
  *   plus every other record of the transactions that wrote them (their commits); the
  *   server-wide LSN difference is kept beside it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
 
@@ -137,11 +138,13 @@ export async function walOfSchema(
   to: string,
 ): Promise<{ ours: number; fpi: number; records: number; server: number }> {
   await ensureWalinspect(admin);
-  // pg_walinspect reads only flushed WAL; a commit that waits for its flush moves it on.
-  for (let i = 0; i < 100; i++) {
+  // pg_walinspect reads only flushed WAL. An asynchronous commit's records (the claim's) are
+  // flushed by the WAL writer within wal_writer_delay (200 ms by default); a transaction that
+  // only takes an xid writes no WAL before its commit, so its commit does not flush.
+  for (let i = 0; i < 200; i++) {
     const { rows } = await admin.query<{ ok: boolean }>('select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok', [to]);
     if (rows[0]!.ok) break;
-    await admin.query('select txid_current()');
+    await sleep(20);
   }
   const { rows } = await admin.query<{ ours: string; fpi: string; records: string; server: string }>(
     `

@@ -40,7 +40,9 @@ export interface ClaimAnswer {
  * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
  * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
  * jobs get a buffer that hides the round trip; slow jobs (a few starts a second) get none,
- * and are left for other workers.
+ * and are left for other workers. A queue whose slots are busy tops the buffer up only once
+ * it holds half a window or less, so that each claim (and the outcome write that follows
+ * its jobs) carries many jobs: the statements per job are set here.
  *
  * Gates are `p-limit` limiters: a gated job starts only inside its limiter, which enforces
  * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
@@ -55,6 +57,8 @@ export class ClaimPlanner {
   private readonly mayHaveWork = new Set<string>();
   private totalRunning = 0;
   private rotation = 0;
+  /** Scratch for `requests`: per queue index, running slots its held jobs will take. */
+  private readonly reserved: number[];
   readonly gates: ReadonlyMap<string, { size: number; limit: LimitFunction }>;
 
   constructor(
@@ -65,6 +69,7 @@ export class ClaimPlanner {
     clock: Clock,
   ) {
     this.gates = new Map(Object.entries(gateSizes).map(([name, size]) => [name, { size, limit: pLimit(size) }]));
+    this.reserved = queues.map(() => 0);
     for (const q of queues) {
       this.rates.set(q.name, new StartRate(clock));
       this.mayHaveWork.add(q.name);
@@ -142,24 +147,32 @@ export class ClaimPlanner {
 
   /** Per queue with work, in turn from the rotation: what its room allows. */
   private requests(): ClaimRequest[] {
-    const free = { global: this.globalLimit - this.totalRunning, gates: new Map<string, number>() };
+    // Asked after every event the supervisor hears: no map is made when there are no gates.
+    const free = { global: this.globalLimit - this.totalRunning, gates: this.gates.size === 0 ? NO_GATES : new Map<string, number>() };
     for (const [name, gate] of this.gates) free.gates.set(name, gate.size - this.count(this.gateRunning, name));
-    // Jobs already held take first the running slots they will start in.
-    const reserved = new Map<string, number>();
-    for (const queue of this.queues) {
+    // Jobs already held take first the running slots they will start in (by queue index).
+    const n = this.queues.length;
+    const reserved = this.reserved;
+    for (let i = 0; i < n; i++) {
+      const queue = this.queues[i]!;
       const take = Math.min(this.runFree(queue, 0, free), this.count(this.held, queue.name));
       this.take(queue, take, free);
-      reserved.set(queue.name, take);
+      reserved[i] = take;
     }
     const requests: ClaimRequest[] = [];
-    const n = this.queues.length;
-    for (let i = 0; i < n; i++) {
-      const queue = this.queues[(this.rotation + i) % n]!;
+    for (let j = 0; j < n; j++) {
+      const i = (this.rotation + j) % n;
+      const queue = this.queues[i]!;
       if (!this.mayHaveWork.has(queue.name)) continue;
-      const own = reserved.get(queue.name) ?? 0;
+      const own = reserved[i]!;
       const runFree = this.runFree(queue, own, free);
       const heldBeyond = this.count(this.held, queue.name) - own;
-      let limit = Math.max(0, runFree + this.prefetchTarget(queue) - heldBeyond);
+      const target = this.prefetchTarget(queue);
+      // Every slot is spoken for and the queue still holds over half its window: topping it up
+      // now would fetch a few jobs a statement. It claims again, for the whole window, once it
+      // holds half or less (each claim then brings at least half a window).
+      const topUpLater = runFree === 0 && heldBeyond > 0 && heldBeyond * 2 > target;
+      let limit = topUpLater ? 0 : Math.max(0, runFree + target - heldBeyond);
       if (limit === 0 && this.waitsItsTurn(queue)) limit = 1;
       this.take(queue, Math.min(runFree, limit), free);
       if (limit > 0) requests.push({ queue: queue.name, limit, leaseMs: queue.settings.leaseMs });
@@ -215,6 +228,9 @@ export class ClaimPlanner {
     map.set(key, (map.get(key) ?? 0) + delta);
   }
 }
+
+/** The free places per gate of a supervisor that has no gates: never written. */
+const NO_GATES: Map<string, number> = new Map();
 
 /** Starts per millisecond of one queue, averaged over windows of at least 100 ms of the
  *  supervisor's clock (a frozen simulated clock measures nothing: no prefetch in tests). */

@@ -83,6 +83,8 @@ export class JobRuntime {
   private readonly jobs = new Map<string, JobEntry>();
   /** Per queue, jobs claimed ahead of a free slot, in claim order. */
   private readonly waiting = new Map<string, JobEntry[]>();
+  /** The same lines, in the queues' order, for `pump` (which runs each time a slot frees). */
+  private readonly lines: JobEntry[][];
   /** Stopping: held jobs are released, none starts. */
   private closing = false;
   /** Which queue's held jobs `pump` asks first: the one after the queue that started last. */
@@ -94,6 +96,7 @@ export class JobRuntime {
 
   constructor(private readonly options: JobRuntimeOptions) {
     for (const name of options.queues.keys()) this.waiting.set(name, []);
+    this.lines = [...this.waiting.values()];
   }
 
   /** Job actors not yet final. */
@@ -111,7 +114,18 @@ export class JobRuntime {
     // The claim set updatedAt: the store's clock on both sides.
     run.metrics.lagSeconds.observe(Math.max(0, job.updatedAt.getTime() - job.runAt.getTime()) / 1000);
     const startNow = !this.closing && queue.settings.gate === undefined && planner.canStart(queue);
-    const entry = { queue, job, phase: startNow ? 'running' : 'held' } as JobEntry;
+    const { leaseValidUntil, expiresAtMs } = claimTimes(job, sentAt);
+    // Every field set here, in one order: one shape for every entry.
+    const entry: JobEntry = {
+      actor: undefined as unknown as JobActor,
+      queue,
+      job,
+      phase: startNow ? 'running' : 'held',
+      leaveGate: undefined,
+      startedAt: undefined,
+      cancelExpiry: undefined,
+      span: undefined,
+    };
     // An attempt of ours may still be alive (its write on the way, or its handler running)
     // when the reaper gave its job back and we claim it again: it can write nothing now, so
     // it ends here, and what it does later must not touch the new attempt's entry.
@@ -135,7 +149,8 @@ export class JobRuntime {
         policy: run.policy,
         hasHandler: Object.hasOwn(queue.handlers, job.kind),
         waitForStart: !startNow,
-        ...claimTimes(job, sentAt),
+        leaseValidUntil,
+        expiresAtMs,
       },
     });
     entry.actor.subscribe({
@@ -150,7 +165,6 @@ export class JobRuntime {
     entry.actor.start();
     // Brought by a claim that was in flight when the supervisor began to stop.
     if (this.closing && entry.phase === 'held') entry.actor.send({ type: 'job.abort' });
-    const { expiresAtMs } = entry.actor.getSnapshot().context;
     if (expiresAtMs !== null && entry.phase !== 'done') {
       entry.cancelExpiry = startTimer(clock, expiresAtMs, () => entry.actor.send({ type: 'job.expire' }));
     }
@@ -161,7 +175,7 @@ export class JobRuntime {
   pump(): void {
     if (this.closing) return;
     const { planner } = this.options;
-    const lines = [...this.waiting.values()];
+    const lines = this.lines;
     let started = true;
     while (started) {
       started = false;

@@ -55,7 +55,9 @@ export interface SupervisorOptions {
   writeRetryMs?: number;
   /** Claim ahead, per queue, about as many jobs as this process starts in this many ms
    *  (measured), so that a slot need not wait for a claim's round trip. Slow queues get no
-   *  prefetch. 0 = claim only for free slots. Default 50 ms. */
+   *  prefetch. The larger the window, the more jobs a claim and an outcome write carry; a
+   *  job enqueued behind those held waits up to the window. 0 = claim only for free slots.
+   *  Default 500 ms (docs/performance.md says why). */
   prefetchWindowMs?: number;
   /** Most jobs of one queue held claimed ahead of a free slot. 0 = none. Default 500. */
   maxPrefetch?: number;
@@ -83,7 +85,7 @@ export const DEFAULTS = {
   errorBackoffMs: 1_000,
   maxErrorBackoffMs: 30_000,
   writeRetryMs: 1_000,
-  prefetchWindowMs: 50,
+  prefetchWindowMs: 500,
   maxPrefetch: 500,
   alertThrottleMs: 3_600_000,
   progressIntervalMs: 1_000,
