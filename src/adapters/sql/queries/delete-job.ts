@@ -36,12 +36,20 @@ where not exists (select from deleted)
 `,
 );
 
+const LOCK_JOB = defineStatement('lock_job_to_delete', (s) => `select id from ${s.quoted}.jobs where id = $1 for update`);
+
 export async function deleteJob(
   ctx: SqlContext,
   params: { id: string },
 ): Promise<{ job: JobRecord; deleted: boolean } | null> {
   const id = toDbId(params.id);
   if (id === null) return null;
-  const [row] = await ctx.run<JobRow & { deleted: boolean }>(DELETE_JOB, [id]);
-  return row ? { job: toJobRecord(row), deleted: row.deleted } : null;
+  // The row lock first, then the delete in a statement of its own: its snapshot is taken once
+  // the lock is held, so it sees a dependent that an enqueue holding the lock just committed.
+  return ctx.driver.transaction(async (session) => {
+    await session.query(ctx.statement(LOCK_JOB).text, [id]);
+    const { rows } = await session.query(ctx.statement(DELETE_JOB).text, [id]);
+    const row = rows[0] as (JobRow & { deleted: boolean }) | undefined;
+    return row ? { job: toJobRecord(row), deleted: row.deleted } : null;
+  });
 }
