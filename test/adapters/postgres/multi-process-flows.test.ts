@@ -21,20 +21,27 @@ const QUEUE = 'flows';
 const steps = defineQueue(QUEUE, { handlers: { run: async (_job: Job<{ n: number }>) => ({ worker: '' }) } });
 type Step = FlowJobSpec<{ worker: string }, string>;
 
-/** a → (b, c) → d, numbered from `n`. */
-function diamond(name: string, n: number) {
+/** Queues only w1, or only w2, runs (`ownQueue`): a child with a parent pinned to each has
+ *  its parents ended by two processes, so the race between them is run in every test run. */
+const onW1 = defineQueue(`${QUEUE}-w1`, { handlers: steps.handlers });
+const onW2 = defineQueue(`${QUEUE}-w2`, { handlers: steps.handlers });
+
+/** a → (b, c) → d, numbered from `n`; `pinned`: b runs on w1 and c on w2. */
+function diamond(name: string, n: number, pinned = false) {
   return defineFlow(name, {
     a: flowJob(steps, 'run', { n }),
-    b: flowJob(steps, 'run', { n: n + 1 }, { dependsOn: ['a'] }),
-    c: flowJob(steps, 'run', { n: n + 2 }, { dependsOn: ['a'] }),
+    b: flowJob(pinned ? onW1 : steps, 'run', { n: n + 1 }, { dependsOn: ['a'] }),
+    c: flowJob(pinned ? onW2 : steps, 'run', { n: n + 2 }, { dependsOn: ['a'] }),
     d: flowJob(steps, 'run', { n: n + 3 }, { dependsOn: ['b', 'c'] }),
   });
 }
 
-/** root → `width` children → sink, numbered from `n` (root), n + 1 … (children), n + width + 1 (sink). */
-function fan(name: string, n: number, width: number): FlowDefinition<Record<string, Step>> {
+/** root → `width` children → sink, numbered from `n` (root), n + 1 … (children), n + width + 1
+ *  (sink); `pinned`: the first child runs on w1 and the second on w2, the others on either. */
+function fan(name: string, n: number, width: number, pinned = false): FlowDefinition<Record<string, Step>> {
+  const queueOf = (i: number) => (pinned && i === 0 ? onW1 : pinned && i === 1 ? onW2 : steps);
   const children = Object.fromEntries(
-    Array.from({ length: width }, (_, i): [string, Step] => [`child-${i}`, flowJob(steps, 'run', { n: n + 1 + i }, { dependsOn: ['root'] })]),
+    Array.from({ length: width }, (_, i): [string, Step] => [`child-${i}`, flowJob(queueOf(i), 'run', { n: n + 1 + i }, { dependsOn: ['root'] })]),
   );
   return defineFlow(name, {
     root: flowJob(steps, 'run', { n }),
@@ -157,14 +164,14 @@ describePostgres('flows across worker processes', (url) => {
 
   it('two processes drain diamonds and fan-outs: every child after all its parents, every job once', async () => {
     const { schema, store, startWorker, ready, countByState } = await setUp('jv_flows_multi');
-    const two = ['w1', 'w2'].map((workerId) => startWorker({ workerId }));
+    const two = ['w1', 'w2'].map((workerId) => startWorker({ workerId, ownQueue: `${QUEUE}-${workerId}` }));
     await ready(...two);
 
     // Enqueued while the workers run, one flow at a time.
     const flows: FlowDefinition[] = [
-      ...Array.from({ length: 12 }, (_, i) => diamond(`diamond-${i}`, 1_000 + i * 10)),
-      fan('fan-a', 2_000, 30),
-      fan('fan-b', 3_000, 30),
+      ...Array.from({ length: 12 }, (_, i) => diamond(`diamond-${i}`, 1_000 + i * 10, i % 2 === 0)),
+      fan('fan-a', 2_000, 30, true),
+      fan('fan-b', 3_000, 30, true),
     ];
     for (const flow of flows) await enqueueFlow(store, flow);
     const TOTAL = 12 * 4 + 2 * 32;
@@ -185,10 +192,11 @@ describePostgres('flows across worker processes', (url) => {
     expect(executions.filter((e) => e.end === undefined || e.attempt !== 1)).toEqual([]);
     expect(overlapping(executions, two)).toEqual([]);
     // Both processes worked, and parents of one child did complete on both: the race between
-    // two workers ending the parents of one child was run, not avoided.
+    // two workers ending the parents of one child was run, not avoided (the pinned jobs make
+    // sure of it: each pinned diamond's d, and each fan's sink).
     for (const { worker, counters } of stopped) expect(counters?.completed, worker).toBeGreaterThan(0);
     const raced = [...byChild.values()].filter((parents) => new Set(parents.map((p) => p.parent_worker)).size === 2);
-    expect(raced.length).toBeGreaterThan(0);
+    expect(raced.length).toBeGreaterThanOrEqual(6 + 2);
   }, 120_000);
 
   it('a worker SIGKILLed while it holds jobs mid-flow: the other rescues them after the lease and both flows finish', async () => {
