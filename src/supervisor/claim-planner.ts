@@ -35,7 +35,11 @@ export interface ClaimAnswer {
  * claim of it came back short; it may again once something says so: a wake-up for it (an
  * enqueue's notification, a keyed job of it finished), a poll, or the store coming back. A
  * claim is wanted when some queue has both room and work, and asks only those queues: a freed
- * slot of a busy queue is filled at once, whatever its idle neighbours last answered.
+ * slot of a busy queue is filled at once, whatever its idle neighbours last answered. A queue
+ * not asked for a poll interval is asked again in the next claim round: the supervisor's poll
+ * fires only after a poll interval without a claim, so while a busy queue claims more often
+ * than that, a job of an idle queue that became due without a wake-up (run later, retried after
+ * a backoff) would otherwise wait out the busy queue's whole backlog.
  *
  * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
  * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
@@ -55,6 +59,8 @@ export class ClaimPlanner {
   private readonly rates = new Map<string, StartRate>();
   /** Queues that may have due jobs in the store. All may, until a claim says otherwise. */
   private readonly mayHaveWork = new Set<string>();
+  /** Per queue, when a claim round last asked it: one not asked for a poll interval is asked again. */
+  private readonly askedAt = new Map<string, number>();
   private totalRunning = 0;
   private rotation = 0;
   /** Scratch for `requests`: per queue index, running slots its held jobs will take. */
@@ -66,13 +72,16 @@ export class ClaimPlanner {
     private readonly globalLimit: number,
     gateSizes: Readonly<Record<string, number>>,
     private readonly prefetch: PrefetchSettings,
-    clock: Clock,
+    private readonly clock: Clock,
+    /** The supervisor's poll interval; by default a queue is asked again only when told. */
+    private readonly pollIntervalMs = Number.POSITIVE_INFINITY,
   ) {
     this.gates = new Map(Object.entries(gateSizes).map(([name, size]) => [name, { size, limit: pLimit(size) }]));
     this.reserved = queues.map(() => 0);
     for (const q of queues) {
       this.rates.set(q.name, new StartRate(clock));
       this.mayHaveWork.add(q.name);
+      this.askedAt.set(q.name, clock.now());
     }
   }
 
@@ -89,7 +98,9 @@ export class ClaimPlanner {
    *  have more; so may one that gave keyed jobs (a claim takes no more of a key than its limit
    *  from the jobs it looks at, so it may have left other keys' jobs behind them). */
   claimAnswered(asked: readonly ClaimRequest[], answer: ClaimAnswer): void {
+    const now = this.clock.now();
     for (const request of asked) {
+      this.askedAt.set(request.queue, now);
       const got = answer.got.get(request.queue) ?? 0;
       if (got >= request.limit || answer.keyed.has(request.queue)) this.mayHaveWork.add(request.queue);
       else this.mayHaveWork.delete(request.queue);
@@ -104,6 +115,10 @@ export class ClaimPlanner {
   /** What to ask the store for now. The starting queue rotates so that queues sharing the
    *  global limit or a gate take turns. */
   plan(): ClaimRequest[] {
+    const now = this.clock.now();
+    for (const q of this.queues) {
+      if (now - this.askedAt.get(q.name)! >= this.pollIntervalMs) this.mayHaveWork.add(q.name);
+    }
     const requests = this.requests();
     const n = this.queues.length;
     this.rotation = n === 0 ? 0 : (this.rotation + 1) % n;

@@ -103,7 +103,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.logger = settings.logger;
     this.clock = settings.clock;
     this.queues = new Map(options.queues.map((q) => [q.name, q as Queue]));
-    this.planner = new ClaimPlanner(options.queues as Queue[], settings.concurrency, settings.gates, settings.prefetch, this.clock);
+    this.planner = new ClaimPlanner(options.queues as Queue[], settings.concurrency, settings.gates, settings.prefetch, this.clock, settings.pollIntervalMs);
     this.counters = createCountersStore(options.queues.map((q) => q.name));
     this.metrics = new SupervisorMetrics(options.queues.map((q) => q.name));
     // One outcome the store refuses for good is tried alone, so that it fails alone.

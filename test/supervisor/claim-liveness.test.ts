@@ -125,6 +125,37 @@ describe('queues that share a limit take turns', () => {
   }
 });
 
+describe('an idle queue beside a busy one', () => {
+  it('a job of it that becomes due without a wake-up starts within a poll interval, not after the busy backlog', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    let idleStartedAt: number | undefined;
+    let busyDone = 0;
+    // Busy jobs take 20 ms of the clock: the busy queue claims more often than the poll.
+    const busy = defineQueue('busy', {
+      concurrency: 2,
+      handlers: { work: () => new Promise<void>((resolve) => clock.setTimeout(() => (busyDone++, resolve()), 20)) },
+    });
+    const idle = defineQueue('idle', { concurrency: 2, handlers: { work: () => void (idleStartedAt = clock.now()) } });
+    const supervisor = createSupervisor({ store, queues: [busy, idle], clock, workerId: 'w1', pollIntervalMs: 1_000 });
+    track(supervisor, clock);
+    await busy.enqueueMany(store, Array.from({ length: 400 }, (_, n) => ({ kind: 'work', payload: { n } })));
+    // Due 300 ms after the start: the first claim round finds it not due yet, and no
+    // notification comes when it becomes due.
+    const dueAt = clock.now() + 300;
+    await idle.enqueue(store, 'work', {}, { runAt: new Date(dueAt) });
+    await supervisor.start();
+    for (let i = 0; i < 5_000 && idleStartedAt === undefined; i++) {
+      clock.increment(5);
+      await settle(1);
+    }
+    expect(idleStartedAt).toBeDefined();
+    // The 400 busy jobs take 4 s at two at a time; before the fix the idle job waited for them.
+    expect(busyDone).toBeLessThan(400);
+    expect(idleStartedAt! - dueAt).toBeLessThanOrEqual(1_000 + 100);
+  });
+});
+
 describe('stop', () => {
   it('starts no job claimed ahead once it is called: each is given back at once, no attempt spent', async () => {
     const clock = createTestClock();

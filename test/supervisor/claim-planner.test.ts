@@ -156,6 +156,39 @@ describe('claim planner: limits and work', () => {
     expect(slots.plan().map((r) => r.queue).sort()).toEqual(['a', 'b']);
   });
 
+  it('asks a queue not asked for a poll interval again, in the claim a busier queue makes', () => {
+    const c = clock();
+    const busy = defineQueue('busy', { concurrency: 2, handlers });
+    const idle = defineQueue('idle', { concurrency: 2, handlers });
+    const slots = new ClaimPlanner([busy, idle], 10, {}, noPrefetch, c, 1_000);
+    const answer = (got: number) => ({ got: new Map([['busy', got]]), keyed: new Set<string>() });
+    // The first round asks both; busy gives all it was asked for, idle nothing.
+    const first = slots.plan();
+    expect(first.map((r) => r.queue).sort()).toEqual(['busy', 'idle']);
+    slots.claimAnswered(first, answer(2));
+    slots.start(busy);
+    slots.start(busy);
+    // busy's slots free and are claimed for as they do, more often than the poll interval: idle
+    // stays out while it was asked within one.
+    c.advance(999);
+    slots.release(busy);
+    const second = slots.plan();
+    expect(second.map((r) => r.queue)).toEqual(['busy']);
+    slots.claimAnswered(second, answer(1));
+    slots.start(busy);
+    // A poll interval after idle was last asked (a job of it may have become due without a
+    // wake-up), busy's next claim asks idle too; idle's answer resets its turn.
+    c.advance(1);
+    slots.release(busy);
+    const third = slots.plan();
+    expect(third.map((r) => r.queue).sort()).toEqual(['busy', 'idle']);
+    slots.claimAnswered(third, answer(1));
+    slots.start(busy);
+    c.advance(500);
+    slots.release(busy);
+    expect(slots.plan().map((r) => r.queue)).toEqual(['busy']);
+  });
+
   it('keeps asking a queue that gave all it was asked for, or gave keyed jobs', () => {
     const a = defineQueue('a', { concurrency: 2, handlers });
     const b = defineQueue('b', { concurrency: 2, handlers });
