@@ -95,7 +95,7 @@ export function describeBrowser(
         await browser?.close();
       });
       afterEach(async () => {
-        // Every closer runs even when one throws; the first error fails the test.
+        // Every closer runs even when one throws.
         const errors: unknown[] = [];
         for (const close of closers.splice(0).reverse()) {
           try {
@@ -104,7 +104,8 @@ export function describeBrowser(
             errors.push(error);
           }
         }
-        if (errors.length > 0) throw errors[0];
+        if (errors.length === 1) throw errors[0];
+        if (errors.length > 1) throw new AggregateError(errors, `${errors.length} things opened by the test failed to close`);
       });
       body({
         async newPage() {
