@@ -2,7 +2,8 @@
  * Headless Chromium for the browser tests: Debian's `chromium` (installed by .ci/run when
  * missing), driven by playwright-core, each launch in a fresh profile and with everything that
  * would reach the network switched off. `describeBrowser` runs its body when Chromium is
- * there, fails on CI when it is not, and otherwise skips loudly.
+ * there, fails on CI when it is not, and otherwise skips loudly; the body gets a
+ * `BrowserSession`, so no test file launches, closes or stops anything itself.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
