@@ -5,36 +5,20 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { FLOW_STATE_COLORS } from '../../src/inspector/flow-svg.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { createSupervisor, defineFlow, defineQueue, enqueueFlow, flowJob, type Job, type JobState, type Supervisor } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { defineFlow, defineQueue, enqueueFlow, flowJob, type Job, type JobState } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 15_000 };
 const SCREENSHOTS = 'test-results';
 
-describeBrowser('inspector page: a flow’s DAG', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: a flow’s DAG', (session) => {
   let page: Page;
-  let inspector: Inspector;
-  let supervisor: Supervisor | undefined;
-  let releaseAll: () => void = () => {};
 
   beforeAll(async () => {
-    browser = await launch();
     await mkdir(SCREENSHOTS, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    releaseAll();
-    await page?.close();
-    await supervisor?.stop({ graceMs: 0 });
-    supervisor = undefined;
-    await inspector?.close();
   });
 
   /** A diamond whose jobs each wait for the test to let them finish. */
@@ -43,7 +27,6 @@ describeBrowser('inspector page: a flow’s DAG', (launch) => {
     const gates = new Map<string, () => void>();
     const opened = new Map<string, Promise<void>>();
     for (const node of ['a', 'b', 'c', 'd']) opened.set(node, new Promise<void>((resolve) => gates.set(node, resolve)));
-    releaseAll = () => gates.forEach((release) => release());
     const steps = defineQueue('steps', {
       concurrency: 4,
       handlers: {
@@ -60,8 +43,10 @@ describeBrowser('inspector page: a flow’s DAG', (launch) => {
       d: flowJob(steps, 'step', { node: 'd' }, { dependsOn: ['b', 'c'] }),
     });
     const enqueued = await enqueueFlow(store, flow);
-    supervisor = createSupervisor({ store, queues: [steps], pollIntervalMs: 20 });
-    return { store, ...enqueued, release: (node: string) => gates.get(node)!() };
+    const supervisor = session.supervisor({ store, queues: [steps], pollIntervalMs: 20 });
+    // Released before the supervisor stops, so that no handler is left waiting.
+    session.afterTest(() => gates.forEach((release) => release()));
+    return { store, supervisor, ...enqueued, release: (node: string) => gates.get(node)!() };
   }
 
   async function nodeStates(): Promise<Record<string, [string | null, string | null]>> {
@@ -81,9 +66,9 @@ describeBrowser('inspector page: a flow’s DAG', (launch) => {
   }
 
   it('draws the flow coloured by state, follows it live, and opens a job from its node', async () => {
-    const { store, flowId, jobs, release } = await diamond();
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50 });
-    page = await browser.context.newPage();
+    const { store, supervisor, flowId, jobs, release } = await diamond();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50 });
+    page = await session.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${inspector.url}#/flows/${flowId}`);
@@ -103,7 +88,7 @@ describeBrowser('inspector page: a flow’s DAG', (launch) => {
     expect(await x('c')).toBeLessThan(await x('d'));
 
     // The supervisor runs a; then a completes and b and c run: each node changes colour in place.
-    await supervisor!.start();
+    await supervisor.start();
     await waitNode('a', 'running');
     expect((await nodeStates()).a).toEqual(colored('running'));
     release('a');
@@ -130,8 +115,8 @@ describeBrowser('inspector page: a flow’s DAG', (launch) => {
     const store = memoryStore();
     const loose = defineQueue('loose', { handlers: { one: async () => ({}) } });
     const { job } = await loose.enqueue(store, 'one', {});
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50 });
+    page = await session.newPage();
     await page.goto(`${inspector.url}#/flows/404`);
     await page.locator('#flow-name', { hasText: 'not found' }).waitFor(WAIT);
     expect(await page.locator('#flow-diagram svg').count()).toBe(0);

@@ -5,41 +5,26 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { createSupervisor, defineQueue, PermanentJobError, type Supervisor } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { defineQueue, PermanentJobError, type Supervisor } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const TOKEN = 'page-test-token';
 const SCREENSHOTS = 'test-results';
 const WAIT = { timeout: 10_000 };
 
-describeBrowser('inspector page', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page', (session) => {
   let page: Page;
   let store: MemoryStore;
-  let inspector: Inspector;
-  const supervisors: Supervisor[] = [];
 
   beforeAll(async () => {
-    browser = await launch();
     await mkdir(SCREENSHOTS, { recursive: true });
   });
 
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  afterEach(async () => {
-    await page?.close();
-    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
-    await inspector?.close();
-  });
-
   async function open(options: { token?: string; supervisor?: Supervisor } = {}, path = '') {
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, ...options });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, ...options });
+    page = await session.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${inspector.url}${path}`);
@@ -50,9 +35,7 @@ describeBrowser('inspector page', (launch) => {
   }
 
   function supervise(queue: ReturnType<typeof defineQueue<any>>) {
-    const supervisor = createSupervisor({ store, queues: [queue], pollIntervalMs: 20 });
-    supervisors.push(supervisor);
-    return supervisor;
+    return session.supervisor({ store, queues: [queue], pollIntervalMs: 20 });
   }
 
   async function waitText(selector: string, text: string) {

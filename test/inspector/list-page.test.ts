@@ -4,33 +4,16 @@
  * job's progress as a bar with a rounded percent, live. Headless Chromium.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { createSupervisor, defineQueue, PermanentJobError, type Supervisor } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { createSupervisor, defineQueue, PermanentJobError } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 10_000 };
 
-describeBrowser('inspector page: the list in the URL, the offline banner, progress', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: the list in the URL, the offline banner, progress', (session) => {
   let page: Page;
   let store: MemoryStore;
-  let inspector: Inspector | undefined;
-  const supervisors: Supervisor[] = [];
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
-    await inspector?.close();
-    inspector = undefined;
-  });
 
   const rows = () => page.locator('#jobs tbody tr[data-job-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-job-id')));
 
@@ -46,8 +29,8 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
     const supervisor = createSupervisor({ store, queues: [mail] });
     await supervisor.drain();
     await supervisor.stop();
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
 
     const response = await page.goto(`${inspector.url}?state=dead`);
     expect(response!.status()).toBe(200);
@@ -82,13 +65,12 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
 
   it('shows a banner when the server stops answering', async () => {
     store = memoryStore();
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
     await page.goto(inspector.url);
     await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
     expect(await page.locator('#offline').isVisible()).toBe(false);
     await inspector.close();
-    inspector = undefined;
     await page.locator('#offline').waitFor({ state: 'visible', ...WAIT });
     expect(await page.locator('#offline').textContent()).toContain('does not answer');
   });
@@ -108,12 +90,11 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
         },
       },
     });
-    const supervisor = createSupervisor({ store, queues: [media], pollIntervalMs: 20, progressIntervalMs: 10 });
-    supervisors.push(supervisor);
+    const supervisor = session.supervisor({ store, queues: [media], pollIntervalMs: 20, progressIntervalMs: 10 });
     await supervisor.start();
     const { job } = await media.enqueue(store, 'resize', {});
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50 });
+    page = await session.newPage();
     await page.goto(`${inspector.url}#/jobs/${job.id}`);
     const bar = page.locator('#job-fields .progress');
     await bar.filter({ hasText: '12% fetching' }).waitFor(WAIT);
@@ -139,8 +120,8 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
     await supervisor.drain();
     await supervisor.stop();
     const token = 'bulk-test-token';
-    inspector = await startInspector({ store, port: 0, token });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, token });
+    page = await session.newPage();
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
@@ -171,8 +152,8 @@ describeBrowser('inspector page: the list in the URL, the offline banner, progre
     store = memoryStore();
     const jobs = Array.from({ length: 10_050 }, (_, i) => ({ queue: 'bulk', kind: i === 0 ? 'rare' : 'common', payload: { i }, maxAttempts: 1 }));
     const [oldest] = await store.enqueueJobs({ jobs });
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
     await page.goto(`${inspector.url}?kind=rare`);
     await page.locator(`#jobs tr[data-job-id="${oldest!.job.id}"]`).waitFor(WAIT);
     expect(await rows()).toEqual([oldest!.job.id]);

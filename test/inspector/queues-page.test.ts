@@ -4,33 +4,17 @@
  * The API refuses the action without the token, and a bad queue name with a 400.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { createSupervisor, defineQueue, type Supervisor } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { defineQueue } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const TOKEN = 'queue-page-token';
 const WAIT = { timeout: 10_000 };
 
-describeBrowser('inspector page: pause and resume a queue', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: pause and resume a queue', (session) => {
   let page: Page;
   let store: MemoryStore;
-  let inspector: Inspector;
-  const supervisors: Supervisor[] = [];
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
-    await inspector?.close();
-  });
 
   const mail = defineQueue('mail', { handlers: { send: async () => ({ sent: true }) } });
   const status = () => page.locator('#queues tr[data-queue="mail"] .queue-status .state');
@@ -38,13 +22,10 @@ describeBrowser('inspector page: pause and resume a queue', (launch) => {
   it('pauses from the page; two supervisors take nothing until it is resumed, then everything', async () => {
     store = memoryStore();
     await mail.enqueue(store, 'send', { n: 0 });
-    for (let i = 0; i < 2; i++) {
-      const supervisor = createSupervisor({ store, queues: [mail], pollIntervalMs: 20 });
-      supervisors.push(supervisor);
-    }
+    const supervisors = [0, 1].map(() => session.supervisor({ store, queues: [mail], pollIntervalMs: 20 }));
     await Promise.all(supervisors.map((s) => s.start()));
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await session.newPage();
     page.on('dialog', (dialog) => void dialog.accept());
     await page.goto(inspector.url);
     await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
@@ -78,8 +59,8 @@ describeBrowser('inspector page: pause and resume a queue', (launch) => {
   it('the API needs the token for a queue action, and refuses a bad name', async () => {
     store = memoryStore();
     await mail.enqueue(store, 'send', {});
-    inspector = await startInspector({ store, port: 0, token: TOKEN });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, token: TOKEN });
+    page = await session.newPage();
     await page.goto(inspector.url);
     const post = (path: string, token?: string) =>
       page.evaluate(

@@ -4,31 +4,16 @@
  * and the row shows the outcome. A read-only inspector shows no buttons.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
 import { createSupervisor, defineQueue, PermanentJobError } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const TOKEN = 'row-actions-token';
 const WAIT = { timeout: 10_000 };
 
-describeBrowser('inspector page: actions on each job row', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: actions on each job row', (session) => {
   let page: Page;
-  let inspector: Inspector | undefined;
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await inspector?.close();
-    inspector = undefined;
-  });
 
   const mail = defineQueue('mail', {
     maxAttempts: 1,
@@ -52,8 +37,8 @@ describeBrowser('inspector page: actions on each job row', (launch) => {
 
   it('offers what each state allows, asks first, and needs the token', async () => {
     const { store, dead, completed, pending } = await seed();
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await session.newPage();
     const dialogs: string[] = [];
     let answer = true;
     page.on('dialog', (dialog) => {
@@ -107,8 +92,8 @@ describeBrowser('inspector page: actions on each job row', (launch) => {
 
   it('on an older page, a row whose job moves gets the buttons of its new state', async () => {
     const { store, pending } = await seed();
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await session.newPage();
     // An older page is not reloaded as jobs move: only its rows' states change in place.
     await page.goto(`${inspector.url}?before=${Number(pending) + 1}`);
     await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
@@ -121,8 +106,8 @@ describeBrowser('inspector page: actions on each job row', (launch) => {
 
   it('shows no buttons when the inspector is read-only', async () => {
     const { store, pending } = await seed();
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
     await page.goto(inspector.url);
     await row(pending).waitFor(WAIT);
     expect(await page.locator('#jobs button[data-row-action]').count()).toBe(0);

@@ -5,11 +5,11 @@
  * (the page scrolls it), so the words stay legible.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
 import type { JobOutcome } from '../../src/adapters/store.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import type { Inspector } from '../../src/inspector/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 10_000 };
 
@@ -21,22 +21,9 @@ interface Measured {
   height: number;
 }
 
-describeBrowser('inspector page: the story diagram’s labels', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: the story diagram’s labels', (session) => {
   let page: Page;
-  let inspector: Inspector | undefined;
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await inspector?.close();
-    inspector = undefined;
-  });
+  let inspector: Inspector;
 
   /** Runs one job through attempts that end as given, by the store's own writes. */
   async function jobWith(store: MemoryStore, ends: ReadonlyArray<'retry' | 'retry-late' | 'dead-late' | 'completed'>): Promise<string> {
@@ -57,7 +44,7 @@ describeBrowser('inspector page: the story diagram’s labels', (launch) => {
   }
 
   async function measure(id: string): Promise<{ labels: Measured[]; states: Measured[]; svgWidth: number; fontPx: number }> {
-    await page.goto(`${inspector!.url}#/jobs/${id}`);
+    await page.goto(`${inspector.url}#/jobs/${id}`);
     await page.locator('#job-diagram[data-view="story"] svg g.step').first().waitFor(WAIT);
     // A string: the test's TypeScript has no DOM types; this runs in the page.
     return page.evaluate(`(() => {
@@ -93,8 +80,8 @@ describeBrowser('inspector page: the story diagram’s labels', (launch) => {
   ])('%s: no two label boxes intersect at 1024 px', async (_, ends, steps) => {
     const store = memoryStore();
     const id = await jobWith(store, ends);
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
     await page.setViewportSize({ width: 1024, height: 800 });
     const { labels, states, svgWidth, fontPx } = await measure(id);
     expect(labels.filter((l) => l.label.startsWith('step '))).toHaveLength(steps);

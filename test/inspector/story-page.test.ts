@@ -5,32 +5,16 @@
  * a toggle away; and at 1024 and 1440 px the page never scrolls sideways, even with
  * 5,000-character values: the diagram scrolls inside its box, its labels at a legible size.
  */
-import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
 import { createSupervisor, defineQueue } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 10_000 };
 const LONG = 'x'.repeat(5_000);
 
-describeBrowser('inspector page: a job’s story', (launch) => {
-  let browser: Browser;
-  let page: Page;
+describeBrowser('inspector page: a job’s story', (session) => {
   let store: MemoryStore;
-  let inspector: Inspector;
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await inspector?.close();
-  });
 
   /** A job that threw twice (the second time with a 5,000-character message) and completed. */
   async function twiceFailedJob(): Promise<string> {
@@ -57,8 +41,8 @@ describeBrowser('inspector page: a job’s story', (launch) => {
 
   it('reads a job that failed twice and completed as exactly that', async () => {
     const id = await twiceFailedJob();
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    const page = await session.newPage();
     await page.goto(`${inspector.url}#/jobs/${id}`);
     await page.locator('#job-diagram[data-view="story"] svg').waitFor(WAIT);
 
@@ -110,8 +94,8 @@ describeBrowser('inspector page: a job’s story', (launch) => {
   for (const width of [1024, 1440]) {
     it(`never scrolls sideways at ${width} px, with 5,000-character values; the diagram's labels stay legible`, async () => {
       const id = await twiceFailedJob();
-      inspector = await startInspector({ store, port: 0 });
-      page = await browser.context.newPage();
+      const inspector = await session.startInspector({ store, port: 0 });
+      const page = await session.newPage();
       await page.setViewportSize({ width, height: 900 });
       for (const path of ['#/', '#/workers', `#/jobs/${id}`]) {
         await page.goto(`${inspector.url}${path}`);

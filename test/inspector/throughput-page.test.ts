@@ -4,32 +4,17 @@
  * API's answer and refusals.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
 import type { JobOutcome } from '../../src/adapters/store.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 10_000 };
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
-describeBrowser('inspector page: throughput over time', (launch) => {
-  let browser: Browser;
+describeBrowser('inspector page: throughput over time', (session) => {
   let page: Page;
-  let inspector: Inspector | undefined;
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await inspector?.close();
-    inspector = undefined;
-  });
 
   /** The store's clock, set by the seeding below; the inspector reads the wall clock. */
   let at = 0;
@@ -74,8 +59,8 @@ describeBrowser('inspector page: throughput over time', (launch) => {
 
   it('draws completed, failed and the run time per minute, then per hour', async () => {
     const { store, mailMinute, billsMinute } = await seed();
-    inspector = await startInspector({ store, port: 0 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
     await page.goto(inspector.url);
     await bucket('mail', mailMinute, 1).waitFor({ state: 'attached', ...WAIT });
 
@@ -105,9 +90,9 @@ describeBrowser('inspector page: throughput over time', (launch) => {
 
   it('answers the numbers as JSON, and refuses an unknown window or parameter', async () => {
     const { store, mailMinute } = await seed();
-    inspector = await startInspector({ store, port: 0 });
+    const inspector = await session.startInspector({ store, port: 0 });
     const get = async (query: string) => {
-      const response = await fetch(`${inspector!.url}api/throughput${query}`);
+      const response = await fetch(`${inspector.url}api/throughput${query}`);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     const { status, body } = await get('?window=1h');

@@ -3,49 +3,29 @@
  * heartbeat row, with the jobs it holds; a stopped one is gone.
  */
 import { hostname } from 'node:os';
-import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import { startInspector, type Inspector } from '../../src/inspector/index.js';
-import { createSupervisor, defineQueue, type Supervisor } from '../../src/index.js';
-import { type Browser, describeBrowser } from '../support/chromium.js';
+import { defineQueue } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
 
 const WAIT = { timeout: 10_000 };
 
-describeBrowser('inspector page: workers', (launch) => {
-  let browser: Browser;
-  let page: Page;
-  let inspector: Inspector;
-  const supervisors: Supervisor[] = [];
-
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    await page?.close();
-    await Promise.all(supervisors.splice(0).map((s) => s.stop({ graceMs: 0 })));
-    await inspector?.close();
-  });
-
+describeBrowser('inspector page: workers', (session) => {
   it('lists each supervisor with host, pid, queues and the jobs it holds; a stopped one goes', async () => {
     const store = memoryStore();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const media = defineQueue('media', { concurrency: 1, handlers: { resize: () => held.then(() => ({ ok: true })) } });
     const mail = defineQueue('mail', { handlers: { send: async () => null } });
-    const busy = createSupervisor({ store, queues: [media], workerId: 'busy-worker', pollIntervalMs: 20 });
-    const idle = createSupervisor({ store, queues: [mail, media], workerId: 'idle-worker', concurrency: 1, pollIntervalMs: 20 });
-    supervisors.push(busy, idle);
+    const busy = session.supervisor({ store, queues: [media], workerId: 'busy-worker', pollIntervalMs: 20 });
+    const idle = session.supervisor({ store, queues: [mail, media], workerId: 'idle-worker', concurrency: 1, pollIntervalMs: 20 });
     await busy.start();
     const { job } = await media.enqueue(store, 'resize', { w: 640 });
     await expectState(store, job.id, 'running');
     await idle.start();
 
-    inspector = await startInspector({ store, port: 0, pollIntervalMs: 50 });
-    page = await browser.context.newPage();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50 });
+    const page = await session.newPage();
     await page.goto(`${inspector.url}#/workers`);
     const row = (id: string) => page.locator(`#workers-table tr[data-worker-id="${id}"]`);
     await row('busy-worker').waitFor(WAIT);
