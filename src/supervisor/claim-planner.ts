@@ -9,7 +9,7 @@ export interface ClaimRequest {
 }
 
 export interface PrefetchSettings {
-  /** Claim ahead what this process starts in this many ms, per queue. 0 = never ahead. */
+  /** Claim ahead what this process's slots free in this many ms, per queue. 0 = never ahead. */
   windowMs: number;
   /** Most jobs of one queue held claimed ahead of a free slot. */
   max: number;
@@ -42,9 +42,12 @@ export interface ClaimAnswer {
  * a backoff) would otherwise wait out the busy queue's whole backlog.
  *
  * Prefetch: a claim is a round trip, and a slot that waits for it is idle. So each queue may
- * hold, claimed and leased, about as many jobs as it starts in `windowMs`, measured. Fast
- * jobs get a buffer that hides the round trip; slow jobs (a few starts a second) get none,
- * and are left for other workers. A queue whose slots are busy tops the buffer up only once
+ * hold, claimed and leased, about as many jobs as its slots free in `windowMs`, measured (a
+ * held job starts when a slot frees). Fast jobs get a buffer that hides the round trip; slow
+ * jobs (a few a second) get none, and are left for other workers. Measured on the slots
+ * freed, not on the starts: jobs that start fast and then hold their slots (long or hung
+ * handlers, a burst at start-up) would otherwise keep jobs here that other workers' free
+ * slots could run. A queue whose slots are busy tops the buffer up only once
  * it holds half a window or less, so that each claim (and the outcome write that follows
  * its jobs) carries many jobs: the statements per job are set here.
  *
@@ -56,7 +59,7 @@ export class ClaimPlanner {
   private readonly running = new Map<string, number>();
   private readonly held = new Map<string, number>();
   private readonly gateRunning = new Map<string, number>();
-  private readonly rates = new Map<string, StartRate>();
+  private readonly rates = new Map<string, FreeRate>();
   /** Queues that may have due jobs in the store. All may, until a claim says otherwise. */
   private readonly mayHaveWork = new Set<string>();
   /** Per queue, when a claim round last asked it: one not asked for a poll interval is asked again. */
@@ -79,7 +82,7 @@ export class ClaimPlanner {
     this.gates = new Map(Object.entries(gateSizes).map(([name, size]) => [name, { size, limit: pLimit(size) }]));
     this.reserved = queues.map(() => 0);
     for (const q of queues) {
-      this.rates.set(q.name, new StartRate(clock));
+      this.rates.set(q.name, new FreeRate(clock));
       this.mayHaveWork.add(q.name);
       this.askedAt.set(q.name, clock.now());
     }
@@ -151,11 +154,11 @@ export class ClaimPlanner {
 
   start(queue: Queue): void {
     this.setRunning(queue, 1);
-    this.rates.get(queue.name)?.started();
   }
 
   release(queue: Queue): void {
     this.setRunning(queue, -1);
+    this.rates.get(queue.name)?.freed();
   }
 
   // ── inside ──────────────────────────────────────────────────────────────────────────────
@@ -247,10 +250,10 @@ export class ClaimPlanner {
 /** The free places per gate of a supervisor that has no gates: never written. */
 const NO_GATES: Map<string, number> = new Map();
 
-/** Starts per millisecond of one queue, averaged over windows of at least 100 ms of the
+/** Slots freed per millisecond of one queue (jobs that ended), averaged over windows of at least 100 ms of the
  *  supervisor's clock (a frozen simulated clock measures nothing: no prefetch in tests). */
-class StartRate {
-  private starts = 0;
+class FreeRate {
+  private freedSlots = 0;
   private since: number;
   private rate = 0;
 
@@ -258,17 +261,17 @@ class StartRate {
     this.since = clock.now();
   }
 
-  started(): void {
-    this.starts += 1;
+  freed(): void {
+    this.freedSlots += 1;
   }
 
   perMs(): number {
     const now = this.clock.now();
     const elapsed = now - this.since;
     if (elapsed >= 100) {
-      const sample = this.starts / elapsed;
+      const sample = this.freedSlots / elapsed;
       this.rate = (this.rate + sample) / 2;
-      this.starts = 0;
+      this.freedSlots = 0;
       this.since = now;
     }
     return this.rate;

@@ -53,7 +53,7 @@ export interface SupervisorOptions {
   maxErrorBackoffMs?: number;
   /** Wait before a failed outcome write (store down) is tried again. Default 1,000 ms. */
   writeRetryMs?: number;
-  /** Claim ahead, per queue, about as many jobs as this process starts in this many ms
+  /** Claim ahead, per queue, about as many jobs as this process's slots free in this many ms
    *  (measured), so that a slot need not wait for a claim's round trip. Slow queues get no
    *  prefetch. The larger the window, the more jobs a claim and an outcome write carry; a
    *  job enqueued behind those held waits up to the window. 0 = claim only for free slots.

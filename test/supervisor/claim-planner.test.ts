@@ -52,6 +52,21 @@ describe('claim planner', () => {
     expect(slots.plan()).toEqual([{ queue: 'q', limit: 1 + 30, leaseMs: 120_000 }]);
   });
 
+  it('gives no prefetch to jobs that start fast and then hold their slots: the rate is of slots freed', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 4, handlers });
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 500, max: 500 }, c);
+    // Four long jobs start at once and run on: nothing frees a slot for a held job to take.
+    for (let i = 0; i < 4; i++) slots.start(q);
+    c.advance(100);
+    expect(slots.plan()).toEqual([]);
+    expect(slots.wantsClaim()).toBe(false);
+    // One ends: its slot is claimed for, and the one freed slot in 100 ms buys a little prefetch.
+    slots.release(q);
+    c.advance(100);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 1 + 2, leaseMs: 120_000 }]);
+  });
+
   it('gives a slow queue no prefetch', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 2, handlers });
