@@ -8,19 +8,12 @@ import type { FlowRecord } from '../adapters/store.js';
 import { HttpError } from './http.js';
 import { jobSummary } from './job-json.js';
 import { renderFlowSvg } from './flow-svg.js';
-import { isJobId } from './params.js';
+import { parseJobId } from './params.js';
 import type { ReadContext } from './routes.js';
 
 /** Flow ids are shaped as job ids (a bigint in SQL, a counter in memory). */
 export function parseFlowId(segment: string): string {
-  let id: string;
-  try {
-    id = decodeURIComponent(segment);
-  } catch {
-    throw new HttpError(400, 'flow id: not a valid URL segment');
-  }
-  if (!isJobId(id)) throw new HttpError(400, 'flow id: must be 1-64 letters, digits, "_" or "-"');
-  return id;
+  return parseJobId(segment, 'flow id');
 }
 
 async function readFlow(ctx: ReadContext, id: string): Promise<FlowRecord> {

@@ -80,14 +80,16 @@ export function parseNoQuery(query: URLSearchParams): void {
   single(query, []);
 }
 
-export function parseJobId(segment: string): string {
+/** A job id (or a flow id, shaped alike: a bigint in SQL, a counter in memory) from a path
+ *  segment; `what` names it in the error. */
+export function parseJobId(segment: string, what: 'job id' | 'flow id' = 'job id'): string {
   let id: string;
   try {
     id = decodeURIComponent(segment);
   } catch {
-    throw new HttpError(400, 'job id: not a valid URL segment');
+    throw new HttpError(400, `${what}: not a valid URL segment`);
   }
-  if (!JOB_ID.test(id)) throw new HttpError(400, 'job id: must be 1-64 letters, digits, "_" or "-"');
+  if (!JOB_ID.test(id)) throw new HttpError(400, `${what}: must be 1-64 letters, digits, "_" or "-"`);
   return id;
 }
 
