@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import type pg from 'pg';
 import { LineProcess, type LineProcessOptions } from '../../scripts/line-process.js';
 import type { WorkerConfig, WorkerLine } from '../fixtures/worker-process.js';
 
@@ -117,4 +118,26 @@ export async function until(check: () => unknown, alive: readonly WorkerProcess[
     }
     await sleep(20);
   }
+}
+
+/** The running jobs a worker holds, with their lease ends as text: to the microsecond. */
+export async function heldLeases(pool: pg.Pool, schema: string, workerId: string): Promise<{ id: string; leaseExpiresAt: string }[]> {
+  const { rows } = await pool.query<{ id: string; lease_expires_at: string }>(
+    `select id::text, lease_expires_at::text from "${schema}".jobs where state = 'running' and worker_id = $1`,
+    [workerId],
+  );
+  return rows.map((row) => ({ id: row.id, leaseExpiresAt: row.lease_expires_at }));
+}
+
+/**
+ * Whether a job's lease_expired rescue is stamped after the given lease end, compared in
+ * the database: a Date keeps milliseconds, and a reaper can run within the lease's last one.
+ */
+export async function rescuedAfter(pool: pg.Pool, schema: string, jobId: string, leaseExpiresAt: string): Promise<boolean[]> {
+  const { rows } = await pool.query<{ after: boolean }>(
+    `select at > $2::timestamptz as after from "${schema}".job_events
+     where job_id = $1 and to_state = 'retrying' and error->>'code' = 'lease_expired'`,
+    [jobId, leaseExpiresAt],
+  );
+  return rows.map((row) => row.after);
 }

@@ -14,7 +14,7 @@ import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
 import { defineFlow, defineQueue, enqueueFlow, type FlowDefinition, flowJob, type FlowJobSpec, type Job } from '../../../src/index.js';
 import type { WorkerConfig } from '../../fixtures/worker-process.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
-import { executionsOf, overlapping, until, WorkerProcess } from '../../support/worker-processes.js';
+import { executionsOf, heldLeases, overlapping, rescuedAfter, until, WorkerProcess } from '../../support/worker-processes.js';
 
 const QUEUE = 'flows';
 /** The workers' queue, as the test enqueues into it (the processes hold the real handler). */
@@ -102,7 +102,7 @@ describePostgres('flows across worker processes', (url) => {
 
   /**
    * Every edge of every flow, with the child's first claim and each parent's completion as
-   * the history has them: times by the database's clock, ids in the order they were written.
+   * the history has them: ids in the order they were written, times by the database's clock.
    * `release_at`: when the child went waiting → pending.
    */
   async function edgeTimes(schema: string) {
@@ -110,18 +110,17 @@ describePostgres('flows across worker processes', (url) => {
       child: string;
       parent: string;
       child_run_id: string | null;
-      child_run_at: Date | null;
-      parent_done_id: string | null;
+        parent_done_id: string | null;
       parent_done_at: Date | null;
       parent_worker: string | null;
       release_at: Date | null;
     }>(`
       select e.job_id::text as child, e.dep_id::text as parent,
-        cr.id::text as child_run_id, cr.at as child_run_at,
+        cr.id::text as child_run_id,
         pc.id::text as parent_done_id, pc.at as parent_done_at, pc.worker_id as parent_worker,
         rel.at as release_at
       from "${schema}".job_deps e
-      left join lateral (select id, at from "${schema}".job_events where job_id = e.job_id and to_state = 'running' order by id limit 1) cr on true
+      left join lateral (select id from "${schema}".job_events where job_id = e.job_id and to_state = 'running' order by id limit 1) cr on true
       left join lateral (select id, at, worker_id from "${schema}".job_events where job_id = e.dep_id and to_state = 'completed' order by id limit 1) pc on true
       left join lateral (select at from "${schema}".job_events where job_id = e.job_id and from_state = 'waiting' and to_state = 'pending') rel on true
       where e.role = 'parent'
@@ -129,12 +128,16 @@ describePostgres('flows across worker processes', (url) => {
     return rows;
   }
 
-  /** Each child claimed after every parent completed, and released by a parent's statement. */
+  /**
+   * Each child claimed after every parent completed, and released by a parent's statement.
+   * "After" by the history's ids, not its times: a row's time is its transaction's start, and
+   * a claim that began a moment before a parent's completion can still see that commit (CI
+   * saw a child's run stamped 2 ms before its parents' completions). An id is drawn when the
+   * row is written, and the claim writes only once it has seen the release committed.
+   */
   function checkOrder(edges: Awaited<ReturnType<typeof edgeTimes>>) {
-    const early = edges.filter(
-      (e) => !e.child_run_at || !e.parent_done_at || e.child_run_at < e.parent_done_at || BigInt(e.child_run_id!) < BigInt(e.parent_done_id!),
-    );
-    expect(early.map((e) => `job ${e.child} ran at ${e.child_run_at?.toISOString()}, parent ${e.parent} completed at ${e.parent_done_at?.toISOString()}`)).toEqual([]);
+    const early = edges.filter((e) => !e.child_run_id || !e.parent_done_id || BigInt(e.child_run_id) < BigInt(e.parent_done_id));
+    expect(early.map((e) => `job ${e.child} ran as event ${e.child_run_id}, parent ${e.parent} completed as event ${e.parent_done_id}`)).toEqual([]);
     const byChild = new Map<string, typeof edges>();
     for (const e of edges) byChild.set(e.child, [...(byChild.get(e.child) ?? []), e]);
     // Released inside the statement that ended one of its parents: its release carries that
@@ -211,9 +214,7 @@ describePostgres('flows across worker processes', (url) => {
 
     // Mid-flow: a, c, the root and the other children done; b and child-4 held; d and the sink waiting.
     await until(async () => expect(await countByState()).toEqual({ completed: 1 + 1 + 1 + 7, running: 2, waiting: 2 }), [victim], 20_000);
-    const { rows: leases } = await pool.query<{ id: string; lease_expires_at: Date }>(
-      `select id::text, lease_expires_at from "${schema}".jobs where state = 'running' and worker_id = 'victim'`,
-    );
+    const leases = await heldLeases(pool, schema, 'victim');
     const numerically = (x: string, y: string) => Number(x) - Number(y);
     expect(leases.map((l) => l.id).sort(numerically)).toEqual([...held].sort(numerically));
 
@@ -238,8 +239,7 @@ describePostgres('flows across worker processes', (url) => {
         ['running', 'completed', 2, 'survivor', null],
       ]);
       // Rescued only after the lease ran out, by the database's clock.
-      const events = await store.getJobEvents({ id });
-      expect(events[3]!.at.getTime()).toBeGreaterThan(leases.find((l) => l.id === id)!.lease_expires_at.getTime());
+      expect(await rescuedAfter(pool, schema, id, leases.find((l) => l.id === id)!.leaseExpiresAt)).toEqual([true]);
     }
     // The jobs that waited for them ran once, on the survivor, after the rescued run completed.
     for (const id of [d.jobs.d.id, f.jobs.sink!.id]) {

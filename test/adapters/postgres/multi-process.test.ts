@@ -11,7 +11,7 @@ import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
 import type { WorkerConfig } from '../../fixtures/worker-process.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
-import { executionsOf, overlapping, until, WorkerProcess } from '../../support/worker-processes.js';
+import { executionsOf, heldLeases, overlapping, rescuedAfter, until, WorkerProcess } from '../../support/worker-processes.js';
 
 const QUEUE = 'multi';
 
@@ -144,9 +144,7 @@ describePostgres('worker processes on one database', (url) => {
     await until(async () => expect(await countByState()).toEqual({ running: HELD, completed: TOTAL - HELD }), both, 10_000);
 
     // The leases as they stand: the victim can only push them later before it dies.
-    const { rows: leases } = await pool.query<{ id: string; lease_expires_at: Date }>(
-      `select id::text, lease_expires_at from "${schema}".jobs where state = 'running' and worker_id = 'victim'`,
-    );
+    const leases = await heldLeases(pool, schema, 'victim');
     expect(leases.map((l) => l.id).sort()).toEqual([...held].sort());
     victim.signal('SIGKILL');
     expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
@@ -174,8 +172,7 @@ describePostgres('worker processes on one database', (url) => {
         ['running', 'completed', 2, 'survivor', null],
       ]);
       // Rescued only after the lease ran out (both times by the database's clock).
-      const leaseSeen = leases.find((l) => l.id === id)!.lease_expires_at.getTime();
-      expect(events[2]!.at.getTime()).toBeGreaterThan(leaseSeen);
+      expect(await rescuedAfter(pool, schema, id, leases.find((l) => l.id === id)!.leaseExpiresAt)).toEqual([true]);
     }
 
     // The victim's handlers were cut off by the kill; the survivor ran each of those jobs
