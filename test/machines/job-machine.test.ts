@@ -285,3 +285,82 @@ describe('job machine: expiresAt, the deadline across all attempts', () => {
     expect(h.writes).toMatchObject([{ state: 'retrying', error: { code: 'handler_error' } }]);
   });
 });
+
+describe('job machine: outcomes that cannot be written', () => {
+  it('a result the store cannot hold fails the attempt as invalid_result, retried while attempts are left', async () => {
+    const retry = harness();
+    retry.actor.send({ type: 'job.start' });
+    retry.handler.resolve({ big: 10n });
+    await retry.done();
+    expect(retry.writes).toEqual([
+      expect.objectContaining({ state: 'retrying', delayMs: 1_000, error: expect.objectContaining({ code: 'invalid_result', name: 'InvalidResultError' }) }),
+    ]);
+    expect(retry.writes[0]!.error!.message).toMatch(/result/);
+
+    const last = harness({ attempt: 3, maxAttempts: 3 });
+    last.actor.send({ type: 'job.start' });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    last.handler.resolve(cyclic);
+    await last.done();
+    expect(last.writes).toEqual([expect.objectContaining({ state: 'dead', error: expect.objectContaining({ code: 'invalid_result' }) })]);
+    expect(last.value()).toBe('dead');
+  });
+
+  it('writes a result as it was when the handler returned, and no result as null, falsy values kept', async () => {
+    const changed = harness();
+    changed.actor.send({ type: 'job.start' });
+    const result = { n: 1 };
+    changed.handler.resolve(result);
+    await waitFor(changed.actor, (s) => s.matches('completing'));
+    result.n = 2;
+    await changed.done();
+    expect(changed.writes[0]).toMatchObject({ state: 'completed', result: { n: 1 } });
+
+    for (const [returned, written] of [[undefined, null], [0, 0], ['', ''], [false, false]] as const) {
+      const h = harness();
+      h.actor.send({ type: 'job.start' });
+      h.handler.resolve(returned);
+      await h.done();
+      expect(h.writes).toEqual([{ id: '7', leaseToken: 'token-1', state: 'completed', result: written }]);
+    }
+  });
+
+  it('a write the store refuses for good ends lost as write_refused, tried once, its slot freed', async () => {
+    for (const refusal of [Object.assign(new Error('value too long'), { code: '22001' }), Object.assign(new Error('check violation'), { code: '23514' })]) {
+      const h = harness();
+      h.answerWrites(() => Promise.reject(refusal));
+      h.actor.send({ type: 'job.start' });
+      h.handler.resolve('r');
+      await h.done();
+      expect(h.value()).toBe('lost');
+      expect(h.writes).toHaveLength(1);
+      expect(h.slotsFreed).toBe(1);
+      const { error } = h.actor.getSnapshot().context;
+      expect(error).toMatchObject({ code: 'write_refused', name: 'Error' });
+      expect(error!.message).toBe('job 7 attempt 1: the store refused its outcome for good; the reaper gives the row back when its lease ends');
+      // Nothing more is tried later either.
+      await advance(h.clock, 5_000, 500);
+      expect(h.writes).toHaveLength(1);
+    }
+  });
+
+  it('a write that keeps throwing is tried every writeRetryMs until the lease lapses by our clock, then ends lost', async () => {
+    const h = harness();
+    h.answerWrites(() => Promise.reject(new Error('ECONNRESET')));
+    h.actor.send({ type: 'job.start' });
+    h.handler.resolve('r');
+    await waitFor(h.actor, (s) => s.matches({ completing: 'retryWait' }));
+    // The lease runs to 3,000 ms: writes at 0, 500 … 2,500; at 3,000 it has lapsed.
+    await advance(h.clock, 2_999, 100);
+    expect(h.writes).toHaveLength(6);
+    expect(h.actor.getSnapshot().matches('completing')).toBe(true);
+    await advance(h.clock, 1);
+    expect(h.value()).toBe('lost');
+    expect(h.writes).toHaveLength(6);
+    expect(h.actor.getSnapshot().context.error).toEqual({
+      code: 'lease_lost',
+      message: 'job 7 attempt 1: its outcome could not be written before its lease ended; the reaper gives the row back',
+    });
+  });
+});
