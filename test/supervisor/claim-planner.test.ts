@@ -67,6 +67,35 @@ describe('claim planner', () => {
     expect(slots.plan()).toEqual([{ queue: 'q', limit: 1 + 2, leaseMs: 120_000 }]);
   });
 
+  it('measures the rate over at least 100 ms, each window averaged with the last', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 4, handlers });
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    for (let i = 0; i < 200; i++) { slots.start(q); slots.release(q); }
+    // 99 ms: too short a window to measure; nothing ahead yet.
+    c.advance(99);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4, leaseMs: 120_000 }]);
+    // 100 ms, 200 freed: 2 per ms, averaged with the 0 before it: 1 per ms, 50 in the window.
+    c.advance(1);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4 + 50, leaseMs: 120_000 }]);
+    // Read again within the window: the same rate, not measured again.
+    c.advance(50);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4 + 50, leaseMs: 120_000 }]);
+    // 100 ms more, 20 freed: 0.2 per ms, averaged with 1: 0.6 per ms, 30 in the window.
+    for (let i = 0; i < 20; i++) { slots.start(q); slots.release(q); }
+    c.advance(50);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4 + 30, leaseMs: 120_000 }]);
+  });
+
+  it('prefetches nothing for a rate-limited queue, whatever its rate (a claim is what the limit counts)', () => {
+    const c = clock();
+    const q = defineQueue('q', { concurrency: 4, rateLimit: { max: 1_000, intervalMs: 1_000 }, handlers });
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 500 }, c);
+    for (let i = 0; i < 200; i++) { slots.start(q); slots.release(q); }
+    c.advance(100);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 4, leaseMs: 120_000 }]);
+  });
+
   it('gives a slow queue no prefetch', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 2, handlers });
