@@ -8,7 +8,8 @@
  * - the least an XState v5 actor per job can be: a machine of three states and one event
  *   each way, no timers, no context.
  * Neither touches the database: the figures are what XState alone puts on every job, the
- * part of the drain's CPU that no SQL or batching can take away.
+ * part of the drain's CPU that no SQL or batching can take away. The same two, 10,000 of each
+ * held in flight (the job actor running with its handler pending), give the heap's floor.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -59,12 +60,51 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
       void Promise.resolve().then(() => actor.send({ type: 'done' }));
     });
 
+  // The heap floor: actors held in the state a job in flight is in (the job actor running,
+  // its handler pending and its timers set; the minimal one in `running`), after a full GC.
+  const pending = new Promise<never>(() => {});
+  const runningPorts = { ...ports, runHandler: () => pending };
+  const runningJobActor = (i: number) => {
+    const actor = createActor(jobMachine, {
+      input: { job: claimedJob(i), ports: runningPorts, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs, expiresAtMs: null },
+    });
+    actor.start();
+    return actor;
+  };
+  const runningMinimalActor = () => {
+    const actor = createActor(minimal);
+    actor.start();
+    actor.send({ type: 'start' });
+    return actor;
+  };
+
   return {
     metrics: {
       jobActorUs: await cpuPerJob(jobActor, spec.jobs, concurrency),
       minimalActorUs: await cpuPerJob(minimalActor, spec.jobs, concurrency),
+      jobActorHeapKb: heapPerActor(runningJobActor, HEAP_ACTORS),
+      minimalActorHeapKb: heapPerActor(runningMinimalActor, HEAP_ACTORS),
     },
   };
+}
+
+const HEAP_ACTORS = 10_000;
+
+/** KB of heap each of `count` live actors holds, after a full GC (`--expose-gc`; the bench's
+ *  children have it). Their timers are cleared after: the process goes on to other figures. */
+function heapPerActor(make: (i: number) => { stop(): void }, count: number): number {
+  const gc = globalThis.gc;
+  if (!gc) throw new Error('the actor scenario needs --expose-gc');
+  const collectedHeap = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const before = collectedHeap();
+  const actors = Array.from({ length: count }, (_, i) => make(i));
+  const after = collectedHeap();
+  for (const actor of actors) actor.stop();
+  return (after - before) / 1024 / count;
 }
 
 /** µs of CPU per job, running `jobs` of them `concurrency` at a time, after a warm-up. */
