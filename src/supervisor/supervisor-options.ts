@@ -59,7 +59,8 @@ export interface SupervisorOptions {
    *  job enqueued behind those held waits up to the window. 0 = claim only for free slots.
    *  Default 500 ms (docs/performance.md says why). */
   prefetchWindowMs?: number;
-  /** Most jobs of one queue held claimed ahead of a free slot. 0 = none. Default 500. */
+  /** Most jobs of one queue held claimed ahead of a free slot. 0 = none. Default 1,000
+   *  (docs/performance.md says why). */
   maxPrefetch?: number;
   /** Called once per job that goes dead. Default: none (the logger still warns). */
   onDead?: DeadJobSink;
@@ -86,7 +87,7 @@ export const DEFAULTS = {
   maxErrorBackoffMs: 30_000,
   writeRetryMs: 1_000,
   prefetchWindowMs: 500,
-  maxPrefetch: 500,
+  maxPrefetch: 1_000,
   alertThrottleMs: 3_600_000,
   progressIntervalMs: 1_000,
   graceMs: 30_000,

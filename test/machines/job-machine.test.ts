@@ -295,7 +295,7 @@ describe('job machine: outcomes that cannot be written', () => {
     expect(retry.writes).toEqual([
       expect.objectContaining({ state: 'retrying', delayMs: 1_000, error: expect.objectContaining({ code: 'invalid_result', name: 'InvalidResultError' }) }),
     ]);
-    expect(retry.writes[0]!.error!.message).toMatch(/result/);
+    expect(retry.actor.getSnapshot().context.error!.message).toMatch(/result/);
 
     const last = harness({ attempt: 3, maxAttempts: 3 });
     last.actor.send({ type: 'job.start' });
