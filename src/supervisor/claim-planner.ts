@@ -48,8 +48,9 @@ export interface ClaimAnswer {
  * freed, not on the starts: jobs that start fast and then hold their slots (long or hung
  * handlers, a burst at start-up) would otherwise keep jobs here that other workers' free
  * slots could run. A queue whose slots are busy tops the buffer up only once
- * it holds half a window or less, so that each claim (and the outcome write that follows
- * its jobs) carries many jobs: the statements per job are set here.
+ * it holds a quarter of a window or less, so that each claim (and the outcome write that
+ * follows its jobs) carries many jobs: the statements per job are set here. A quarter of a
+ * window still lasts many claim round trips (bench/optimisations.md, row 15).
  *
  * Gates are `p-limit` limiters: a gated job starts only inside its limiter, which enforces
  * the gate even if the accounting here were wrong. The accounting counts gated jobs itself:
@@ -186,10 +187,10 @@ export class ClaimPlanner {
       const runFree = this.runFree(queue, own, free);
       const heldBeyond = this.count(this.held, queue.name) - own;
       const target = this.prefetchTarget(queue);
-      // Every slot is spoken for and the queue still holds over half its window: topping it up
-      // now would fetch a few jobs a statement. It claims again, for the whole window, once it
-      // holds half or less (each claim then brings at least half a window).
-      const topUpLater = runFree === 0 && heldBeyond > 0 && heldBeyond * 2 > target;
+      // Every slot is spoken for and the queue still holds over a quarter of its window: topping
+      // it up now would fetch a few jobs a statement. It claims again, for the whole window, once
+      // it holds a quarter or less (each claim then brings at least three quarters of a window).
+      const topUpLater = runFree === 0 && heldBeyond > 0 && heldBeyond * 4 > target;
       let limit = topUpLater ? 0 : Math.max(0, runFree + target - heldBeyond);
       if (limit === 0 && this.waitsItsTurn(queue)) limit = 1;
       this.take(queue, Math.min(runFree, limit), free);

@@ -29,27 +29,27 @@ describe('claim planner', () => {
     expect(slots.plan()[0]!.limit).toBe(4 + 30 - 10);
   });
 
-  it('tops up its prefetch only once it holds half its window or less, then for the whole window', () => {
+  it('tops up its prefetch only once it holds a quarter of its window or less, then for the whole window', () => {
     const c = clock();
     const q = defineQueue('q', { concurrency: 4, handlers });
-    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 30 }, c);
+    const slots = new ClaimPlanner([q], 10, {}, { windowMs: 50, max: 40 }, c);
     for (let i = 0; i < 200; i++) { slots.start(q); slots.release(q); }
     c.advance(100);
     for (let i = 0; i < 4; i++) slots.start(q);
-    // Every slot busy, 16 held beyond them: over half the window of 30, so no claim yet.
-    for (let i = 0; i < 16; i++) slots.hold(q);
+    // Every slot busy, 11 held beyond them: over a quarter of the window of 40, so no claim yet.
+    for (let i = 0; i < 11; i++) slots.hold(q);
     expect(slots.wantsClaim()).toBe(false);
     expect(slots.plan()).toEqual([]);
-    // 15 held: half the window. The claim asks for the rest of it.
+    // 10 held: a quarter of the window. The claim asks for the rest of it.
     slots.unhold(q);
-    expect(slots.plan()).toEqual([{ queue: 'q', limit: 15, leaseMs: 120_000 }]);
-    // A freed slot goes to a held job: still no claim while over half the window is held.
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 30, leaseMs: 120_000 }]);
+    // A freed slot goes to a held job: still no claim while over a quarter of the window is held.
     for (let i = 0; i < 15; i++) slots.hold(q);
     slots.release(q);
     expect(slots.plan()).toEqual([]);
     // Nothing held: the free slot is claimed for at once, with the whole window.
-    for (let i = 0; i < 30; i++) slots.unhold(q);
-    expect(slots.plan()).toEqual([{ queue: 'q', limit: 1 + 30, leaseMs: 120_000 }]);
+    for (let i = 0; i < 25; i++) slots.unhold(q);
+    expect(slots.plan()).toEqual([{ queue: 'q', limit: 1 + 40, leaseMs: 120_000 }]);
   });
 
   it('gives no prefetch to jobs that start fast and then hold their slots: the rate is of slots freed', () => {
