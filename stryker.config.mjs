@@ -18,7 +18,7 @@ export default {
     'src/machines/backoff.ts',
     'src/machines/job-machine.ts',
     'src/supervisor/claim-planner.ts',
-    'src/adapters/memory/memory-store.ts:96-229',
+    'src/adapters/memory/memory-store.ts:116-254',
   ],
   // A mutant in a module-level constant is covered by every test: running them all for each
   // would double the run.
