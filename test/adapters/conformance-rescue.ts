@@ -49,6 +49,18 @@ export function describeRescueConformance(current: () => { store: JobStore; cloc
       expect(await store().rescueExpiredJobs({ limit: 2 })).toEqual([]);
     });
 
+    it('a lapsed lease retries while its expiresAt is ahead, and is dead once expiresAt has come, to the millisecond', async () => {
+      const ahead = await enqueue(LEASE_MS + 2);
+      const due = await enqueue(LEASE_MS + 1);
+      expect(await store().claimJobs({ workerId: 'w1', leaseMs: LEASE_MS, queues: [{ queue: 'q', limit: 2 }] })).toHaveLength(2);
+      // Both leases ended 1 ms ago; `due`'s expiresAt is now, `ahead`'s 1 ms on.
+      clock().advance(LEASE_MS + 1);
+      expect(await store().rescueExpiredJobs()).toMatchObject([
+        { id: ahead.id, state: 'retrying', attempt: 1, error: { code: 'lease_expired' } },
+        { id: due.id, state: 'dead', attempt: 1, error: { code: 'lease_expired' } },
+      ]);
+    });
+
     it('refuses a limit that is not a positive integer', async () => {
       for (const limit of [0, -1, 1.5, Number.NaN]) {
         await expect(store().rescueExpiredJobs({ limit })).rejects.toMatchObject({ code: 'invalid_option' });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, type SimulatedClock, waitFor } from 'xstate';
 import type { JobOutcome, Lease } from '../../src/adapters/store.js';
 import { SnoozeJobError } from '../../src/errors.js';
+import { ContinueAfter } from '../../src/flows/continue-after.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob } from '../../src/types.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
@@ -362,5 +363,19 @@ describe('job machine: outcomes that cannot be written', () => {
       code: 'lease_lost',
       message: 'job 7 attempt 1: its outcome could not be written before its lease ended; the reaper gives the row back',
     });
+  });
+});
+
+describe('job machine: continue after children', () => {
+  it('a handler that returns continueAfter writes waiting with its children, spends no attempt, frees its slot', async () => {
+    const h = harness();
+    h.actor.send({ type: 'job.start' });
+    const children = [{ queue: 'q', kind: 'k', payload: { n: 1 }, key: 'a', onFailure: 'cancel' }] as unknown as ContinueAfter['children'];
+    h.handler.resolve(new ContinueAfter(children));
+    await h.done();
+    expect(h.writes).toEqual([{ id: '7', leaseToken: 'token-1', state: 'waiting', children }]);
+    expect(h.value()).toBe('waiting');
+    expect(h.slotsFreed).toBe(1);
+    expect(h.actor.getSnapshot().context.error).toBeNull();
   });
 });
