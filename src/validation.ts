@@ -43,8 +43,8 @@ export function assertPriority(value: unknown): asserts value is number {
 }
 
 /** Years 1 to 9999: what every store, and an ISO 8601 string, can hold. */
-const EARLIEST_DATE = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST_DATE = Date.parse('9999-12-31T23:59:59.999Z');
+export const EARLIEST_DATE = Date.parse('0001-01-01T00:00:00.000Z');
+export const LATEST_DATE = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** A time a job row keeps (`runAt`, `expiresAt`). */
 export function assertStorableDate(what: string, value: unknown): asserts value is Date {

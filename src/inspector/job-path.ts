@@ -32,7 +32,10 @@ function waypoints(toState: JobEvent['toState'] | null, code: string | undefined
       if (code === 'lease_expired') return ['running'];
       return ['running', 'failing', 'retrying'];
     case 'dead':
-      return code === 'lease_expired' ? ['running'] : ['running', 'dying', 'dead'];
+      if (code === 'lease_expired') return ['running'];
+      // The claim found a time no job can have in the row and ended it: no actor ran.
+      if (code === 'invalid_row') return [];
+      return ['running', 'dying', 'dead'];
     case 'skipped':
       return code === 'unknown_kind' ? ['skipping', 'skipped'] : ['running', 'skipping', 'skipped'];
     case 'cancelled':

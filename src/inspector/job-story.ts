@@ -54,6 +54,7 @@ function outcomeLabel(to: JobEvent['toState'], code: string | undefined): string
   if (code === 'worker_shutdown') return 'worker stopped';
   if (code === 'snoozed') return 'handler snoozed';
   if (code === 'unknown_kind') return 'no handler for its kind';
+  if (code === 'invalid_row') return 'row not runnable';
   if (code === 'lease_lost' || code === 'write_refused') return 'lease lost';
   switch (to) {
     case 'completed':

@@ -40,6 +40,8 @@ describe('jobMachinePath', () => {
     ['cancelled', 'cancelled', ['claimed', 'running', 'cancelling', 'cancelled']],
     // Rescued by the reaper: the worker was last seen running; the machine wrote nothing.
     ['dead', 'lease_expired', ['claimed', 'running']],
+    // Ended by the claim for a time no job can have in its row: no actor ran.
+    ['dead', 'invalid_row', ['claimed']],
   ] as const)('an attempt that ended %s (%s) went through %j', (toState, code, states) => {
     const path = jobMachinePath(graph, history([null, 'pending', 0], ['pending', 'running', 1], ['running', toState, 1, code]));
     expect(path.states).toEqual(states);

@@ -43,6 +43,15 @@ describe('jobStory', () => {
     expect(story.current).toBe('completed');
   });
 
+  it('tells a job its claim ended for a time no job can have in its row (invalid_row)', () => {
+    const story = jobStory([
+      ev(null, 'pending', 0, 0),
+      ev('pending', 'running', 1, 10),
+      ev('running', 'dead', 1, 10, { code: 'invalid_row', message: 'the row cannot be run as a job: run_at is -infinity, not a time in the years 1 to 9999' }),
+    ]);
+    expect(story.steps.map((s) => `${s.from ?? ''}>${s.to}: ${s.label}`)).toEqual(['>waiting: enqueued', 'waiting>running: claimed', 'running>dead: row not runnable']);
+  });
+
   it('shows a lease the reaper took back as lost, a snooze, a cancel while waiting and a retry by hand', () => {
     const story = jobStory([
       ev(null, 'pending', 0, 0),

@@ -10,6 +10,7 @@ import type { Clock } from '../../types.js';
 import type { SqlDriver } from '../sql/sql-driver.js';
 import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
+import { parseTimestamptz } from '../sql/timestamptz.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
 import { lockDataDir } from './data-dir-lock.js';
 
@@ -35,7 +36,7 @@ export interface PgliteStoreOptions {
  * project does not have (with `skipLibCheck: false` its build would fail).
  */
 export interface PgliteDatabase {
-  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  query<T>(text: string, params?: unknown[], options?: PgliteQueryOptions): Promise<{ rows: T[] }>;
   transaction<T>(fn: (tx: PgliteTransaction) => Promise<T>): Promise<T>;
   listen(channel: string, callback: (payload: string) => void): Promise<unknown>;
   unlisten(channel: string, callback?: (payload: string) => void): Promise<void>;
@@ -43,9 +44,18 @@ export interface PgliteDatabase {
 
 /** What the store uses of a PGlite transaction. */
 export interface PgliteTransaction {
-  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  query<T>(text: string, params?: unknown[], options?: PgliteQueryOptions): Promise<{ rows: T[] }>;
   exec(text: string): Promise<unknown>;
 }
+
+/** What the store passes of PGlite's query options. */
+export interface PgliteQueryOptions {
+  parsers?: Record<number, (text: string, typeId: number) => unknown>;
+}
+
+/** `timestamptz` (OID 1184) read as `pg` reads it: PGlite's own parser reads the years 1 to
+ *  99 as 19xx or 20xx, and BC years as an Invalid Date. */
+const QUERY_OPTIONS: PgliteQueryOptions = { parsers: { 1184: parseTimestamptz } };
 
 export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
   const schema = sqlSchema(options.schema);
@@ -85,12 +95,12 @@ function pgliteDriver(db: PgliteDatabase): SqlDriver {
     // PGlite plans every statement on each call (nothing is prepared), so `indexScansOnly`,
     // which guards a plan kept across calls, has nothing to do here.
     async query(statement, values) {
-      return (await db.query(statement.text, [...values])).rows;
+      return (await db.query(statement.text, [...values], QUERY_OPTIONS)).rows;
     },
     transaction(fn) {
       return db.transaction((tx) =>
         fn({
-          query: (text, values) => tx.query(text, values),
+          query: (text, values) => tx.query(text, values, QUERY_OPTIONS),
           exec: async (text) => {
             await tx.exec(text);
           },

@@ -1,5 +1,11 @@
-/** How job and history rows come out of SQL and become `JobRecord` / `JobEvent`. */
+/**
+ * How job and history rows come out of SQL and become `JobRecord` / `JobEvent`. Total: rows
+ * written around the library (by SQL, by hand, by an older version) hold what its checks
+ * never saw, and a read or a claim must answer whatever a row holds (see `readTime`).
+ */
 import type { JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
+import { EARLIEST_DATE, LATEST_DATE } from '../../validation.js';
+import { parseTimestamptz } from './timestamptz.js';
 
 /** The select list of a job row under `alias`. Ids and tokens as text: int8 would arrive as
  *  a string from `pg` and as a number from PGlite, and a token is compared as text. */
@@ -33,6 +39,10 @@ export function jobColumns(alias: string): string {
   ].join(', ');
 }
 
+/** A `timestamptz` as a driver gives it: a Date, ±Infinity for ±infinity (`pg` and PGlite
+ *  both), or its text from a pool whose parsers were told to leave it as text. */
+export type StoredTime = Date | number | string;
+
 export interface JobRow {
   id: string;
   queue: string;
@@ -40,28 +50,43 @@ export interface JobRow {
   payload: unknown;
   state: JobState;
   priority: number;
-  run_at: Date;
+  run_at: StoredTime;
   attempt: number;
   max_attempts: number;
   unique_key: string | null;
   concurrency_key: string | null;
   worker_id: string | null;
   lease_token: string | null;
-  lease_expires_at: Date | null;
+  lease_expires_at: StoredTime | null;
   result: unknown;
   error: JobErrorInfo | null;
-  created_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
-  expires_at: Date | null;
-  cancel_requested_at: Date | null;
+  created_at: StoredTime;
+  updated_at: StoredTime;
+  finished_at: StoredTime | null;
+  expires_at: StoredTime | null;
+  cancel_requested_at: StoredTime | null;
   progress_percent: number | null;
   progress_message: string | null;
-  progress_at: Date | null;
+  progress_at: StoredTime | null;
   trace_context: Record<string, string> | null;
 }
 
+/** The row as a JobRecord; a time it cannot show as it is (see `readTime`) is shown as the
+ *  nearest one it can. */
 export function toJobRecord(row: JobRow): JobRecord {
+  return buildJobRecord(row, undefined);
+}
+
+/** The row as `toJobRecord` reads it, and what in it was not as stored: a claim does not
+ *  run a job whose row has any problem (claim-jobs.ts). */
+export function checkedJobRecord(row: JobRow): { job: JobRecord; problems: string[] } {
+  const problems: string[] = [];
+  return { job: buildJobRecord(row, problems), problems };
+}
+
+function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord {
+  const time = (value: StoredTime, column: string) => readTime(value, column, problems);
+  const maybe = (value: StoredTime | null, column: string) => (value === null ? null : readTime(value, column, problems));
   return {
     id: row.id,
     queue: row.queue,
@@ -69,27 +94,61 @@ export function toJobRecord(row: JobRow): JobRecord {
     payload: row.payload,
     state: row.state,
     priority: row.priority,
-    runAt: row.run_at,
+    runAt: time(row.run_at, 'run_at'),
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     uniqueKey: row.unique_key,
     concurrencyKey: row.concurrency_key,
     workerId: row.worker_id,
     leaseToken: row.lease_token,
-    leaseExpiresAt: row.lease_expires_at,
+    leaseExpiresAt: maybe(row.lease_expires_at, 'lease_expires_at'),
     result: row.result,
     error: row.error,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-    expiresAt: row.expires_at,
-    cancelRequestedAt: row.cancel_requested_at,
+    createdAt: time(row.created_at, 'created_at'),
+    updatedAt: time(row.updated_at, 'updated_at'),
+    finishedAt: maybe(row.finished_at, 'finished_at'),
+    expiresAt: maybe(row.expires_at, 'expires_at'),
+    cancelRequestedAt: maybe(row.cancel_requested_at, 'cancel_requested_at'),
     progress:
       row.progress_at === null
         ? null
-        : { percent: row.progress_percent!, message: row.progress_message, at: row.progress_at },
+        : { percent: row.progress_percent ?? 0, message: row.progress_message, at: time(row.progress_at, 'progress_at') },
     traceContext: row.trace_context,
   };
+}
+
+/**
+ * A stored time as a `Date` in the years 1 to 9999: every time the library writes is one, and
+ * every reader (ordering, due-ness, `toISOString`, the CLI, the inspector) can take it. Any
+ * other (`-infinity`, `infinity`, a year past 9999 or before 1, written around the library)
+ * reads as the nearest such time, 0001-01-01T00:00:00.000Z or 9999-12-31T23:59:59.999Z, which
+ * orders and compares with now as the stored value does; what it was is pushed to `problems`.
+ */
+export function readTime(value: StoredTime, column: string, problems?: string[]): Date {
+  if (value instanceof Date) {
+    const t = value.getTime();
+    if (t >= EARLIEST_DATE && t <= LATEST_DATE) return value;
+  }
+  return nearestTime(value, column, problems);
+}
+
+function nearestTime(value: StoredTime, column: string, problems: string[] | undefined): Date {
+  const parsed = typeof value === 'string' ? parseTimestamptz(value) : value;
+  if (typeof value === 'string' && parsed instanceof Date && !Number.isNaN(parsed.getTime())) {
+    return readTime(parsed, column, problems);
+  }
+  problems?.push(`${column} is ${shownTime(value, parsed)}, not a time in the years 1 to 9999`);
+  // Only years past what a Date holds (PostgreSQL's go to 294276) read as an Invalid Date.
+  const early = parsed === -Infinity || (parsed instanceof Date && parsed.getTime() < EARLIEST_DATE);
+  return new Date(early ? EARLIEST_DATE : LATEST_DATE);
+}
+
+function shownTime(value: StoredTime, parsed: Date | number): string {
+  if (parsed === Infinity) return 'infinity';
+  if (parsed === -Infinity) return '-infinity';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (parsed instanceof Date && !Number.isNaN(parsed.getTime())) return parsed.toISOString();
+  return 'past the year 275760';
 }
 
 export interface JobEventRow {
@@ -98,7 +157,7 @@ export interface JobEventRow {
   to_state: JobState;
   attempt: number;
   worker_id: string | null;
-  at: Date;
+  at: StoredTime;
   error: JobErrorInfo | null;
 }
 
@@ -109,7 +168,7 @@ export function toJobEvent(row: JobEventRow): JobEvent {
     toState: row.to_state,
     attempt: row.attempt,
     workerId: row.worker_id,
-    at: row.at,
+    at: readTime(row.at, 'at'),
     error: row.error,
   };
 }

@@ -1,9 +1,10 @@
-import type { ClaimedJob } from '../../../types.js';
-import type { ClaimParams, ClaimQueue } from '../../store.js';
-import { jobColumns, toJobRecord } from '../job-row.js';
+import type { ClaimedJob, JobErrorInfo } from '../../../types.js';
+import type { ClaimParams, ClaimQueue, JobOutcome } from '../../store.js';
+import { checkedJobRecord, jobColumns } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
+import { setStatesIfRunning } from './set-states-if-running.js';
 
 /**
  * Claim: one statement for every queue the supervisor has free slots for.
@@ -133,7 +134,22 @@ export async function claimJobs(ctx: SqlContext, params: ClaimParams): Promise<C
     })),
   );
   const rows = await ctx.run<JobRow>(CLAIM_JOBS, [ctx.now(), input, params.workerId, params.leaseMs]);
-  return inRequestOrder(rows.map((row) => toJobRecord(row) as ClaimedJob), requested);
+  const jobs: ClaimedJob[] = [];
+  const unrunnable: JobOutcome[] = [];
+  for (const row of rows) {
+    const { job, problems } = checkedJobRecord(row);
+    if (problems.length === 0) jobs.push(job as ClaimedJob);
+    else unrunnable.push({ id: job.id, leaseToken: job.leaseToken!, state: 'dead', error: invalidRowError(problems) });
+  }
+  // A row written around the library (SQL, by hand, an older version) with a time no job can
+  // have: dead at once, alone, under the lease just taken, and never handed to the worker,
+  // where it would throw in the midst of the batch.
+  if (unrunnable.length > 0) await setStatesIfRunning(ctx, { outcomes: unrunnable });
+  return inRequestOrder(jobs, requested);
+}
+
+function invalidRowError(problems: readonly string[]): JobErrorInfo {
+  return { code: 'invalid_row', message: `the row cannot be run as a job: ${problems.join('; ')}` };
 }
 
 /** Per requested entry, in request order: that queue's next jobs in claim order. */

@@ -1,4 +1,5 @@
 import type { BacklogState, QueueBacklog } from '../../store.js';
+import { readTime, type StoredTime } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
 
@@ -79,7 +80,7 @@ interface BacklogRow {
   queue: string;
   state: BacklogState | null;
   count: number | null;
-  oldest_run_at: Date | null;
+  oldest_run_at: StoredTime | null;
 }
 
 export async function getQueueBacklogs(ctx: SqlContext, params: { maxCount?: number }): Promise<QueueBacklog[]> {
@@ -94,7 +95,7 @@ export async function getQueueBacklogs(ctx: SqlContext, params: { maxCount?: num
       byQueue.set(row.queue, backlog);
     }
     if (row.state !== null) backlog.counts[row.state] = row.count ?? 0;
-    else backlog.oldestRunAt = row.oldest_run_at;
+    else backlog.oldestRunAt = row.oldest_run_at === null ? null : readTime(row.oldest_run_at, 'run_at');
   }
   // Byte order, as the memory store sorts JavaScript strings.
   return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
