@@ -8,7 +8,7 @@
  * written (PGlite's own parser reads the years 1 to 99 as 19xx or 20xx).
  */
 import { PGlite } from '@electric-sql/pglite';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteStore } from '../../../src/adapters/pglite/index.js';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
@@ -165,4 +165,35 @@ describe('rows no job can have, on PGlite', () => {
       await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
     },
   }));
+});
+
+describePostgres('a pool whose parsers leave timestamptz as text', (url) => {
+  const schema = freshSchema('jv_text_times');
+  let pool: pg.Pool;
+  let store: SqlJobStore;
+
+  beforeAll(async () => {
+    // What `pg.types.setTypeParser(1184, (text) => text)` does to every pool of a process.
+    pool = testPool(url, {
+      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 1184 ? (text: string) => text : pg.types.getTypeParser(oid, format))) as pg.CustomTypesConfig['getTypeParser'] },
+    });
+    store = postgresStore({ pool, schema });
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store.close();
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it("still reads a job's times as Dates, and its jobs run", async () => {
+    const queue = defineQueue('places', { handlers: { collect: async () => 'done' } });
+    const runAt = new Date('2030-01-02T03:04:05.678Z');
+    const { job } = await queue.enqueue(store, 'collect', {}, { runAt, expiresAt: new Date('2031-01-01T00:00:00Z') });
+    expect(job).toMatchObject({ runAt, expiresAt: new Date('2031-01-01T00:00:00Z'), createdAt: expect.any(Date) });
+    await pool.query(`update "${schema}".jobs set run_at = now() where id = $1`, [job.id]);
+    expect(await createSupervisor({ store, queues: [queue], logger: silent }).drain()).toBe(1);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', result: 'done', finishedAt: expect.any(Date) });
+    expect((await store.getJobEvents({ id: job.id })).map((e) => e.at)).toEqual([expect.any(Date), expect.any(Date), expect.any(Date)]);
+  });
 });
