@@ -86,6 +86,9 @@ export interface EnqueueOptions {
   priority?: number;
   /** Not before this time. Default now. */
   runAt?: Date;
+  /** Not before this many milliseconds from now by the store's clock (the database's for the
+   *  SQL stores), whatever the caller's clock says. Not with `runAt`, nor in flows. */
+  runIn?: number;
   /** Overrides the queue's maxAttempts for this job. */
   maxAttempts?: number;
   /** While a job with this key is pending, retrying or running in this queue, return it instead. */
@@ -94,8 +97,12 @@ export interface EnqueueOptions {
    *  every worker (e.g. a customer id). */
   concurrencyKey?: string;
   /** The deadline across all attempts (schedule-to-close): at it the job is dead, whatever
-   *  attempts remain; a running attempt is aborted. Default none. */
+   *  attempts remain; a running attempt is aborted. After the job's runAt, checked by the
+   *  store with its clock. Default none. */
   expiresAt?: Date;
+  /** `expiresAt` this many milliseconds from now by the store's clock. Not with `expiresAt`,
+   *  nor in flows. */
+  expiresIn?: number;
   /** The caller's SQL client inside an open transaction: the job exists only if it commits. */
   client?: SqlClient;
   /** Ids of stored jobs to wait for: the job is `waiting` until the last of them ends, then
@@ -227,13 +234,16 @@ export function buildEnqueueJob(
   const job: EnqueueJob = {
     queue,
     kind,
-    payload: payload ?? null,
+    // No payload is `{}`, as in the SQL function and the CLI; JSON null stays null.
+    payload: payload === undefined ? {} : payload,
     priority: options.priority === undefined ? 0 : options.priority,
     ...(options.runAt !== undefined ? { runAt: options.runAt } : {}),
+    ...(options.runIn !== undefined ? { runIn: options.runIn } : {}),
     maxAttempts: options.maxAttempts === undefined ? settings.maxAttempts : options.maxAttempts,
     uniqueKey: options.uniqueKey === undefined ? null : options.uniqueKey,
     concurrencyKey: options.concurrencyKey === undefined ? null : options.concurrencyKey,
     ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
+    ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
   };
   assertEnqueueJob(job);
   return job;

@@ -230,12 +230,69 @@ export function assertEnqueueJob(job: EnqueueJob): void {
   if (job.priority !== undefined) assertPriority(job.priority);
   assertMaxAttempts('maxAttempts', job.maxAttempts);
   if (job.runAt !== undefined) assertStorableDate('runAt', job.runAt);
+  if (job.runIn !== undefined) {
+    if (job.runAt !== undefined) throw new InvalidOptionError('runIn', 'give runAt or runIn, not both');
+    assertRelativeMs('runIn', job.runIn, 0);
+  }
   if (job.uniqueKey !== undefined && job.uniqueKey !== null) assertKey('uniqueKey', job.uniqueKey);
   if (job.concurrencyKey !== undefined && job.concurrencyKey !== null) assertKey('concurrencyKey', job.concurrencyKey);
+  if (job.expiresIn !== undefined) {
+    if (job.expiresAt !== undefined && job.expiresAt !== null) throw new InvalidOptionError('expiresIn', 'give expiresAt or expiresIn, not both');
+    assertRelativeMs('expiresIn', job.expiresIn, 1);
+  }
   if (job.expiresAt !== undefined && job.expiresAt !== null) {
     assertStorableDate('expiresAt', job.expiresAt);
     if (job.runAt !== undefined && job.expiresAt <= job.runAt) {
       throw new InvalidOptionError('expiresAt', `must be after runAt (${job.runAt.toISOString()}), got ${job.expiresAt.toISOString()}`);
     }
   }
+}
+
+/** Flows and the children a handler adds take `runAt` and `expiresAt` only: the statements
+ *  that write them resolve no time from the store's clock. */
+export function assertAbsoluteTimes(where: string, job: EnqueueJob): void {
+  for (const option of ['runIn', 'expiresIn'] as const) {
+    if (job[option] !== undefined) {
+      throw new InvalidOptionError(option, `is not taken ${where}: only enqueue and enqueueMany resolve a time from the store's clock; give ${option === 'runIn' ? 'runAt' : 'expiresAt'}`);
+    }
+  }
+}
+
+/** The longest `runIn` or `expiresIn`: a hundred years, far inside what every store's times
+ *  hold from any now a store has. */
+export const MAX_RELATIVE_MS = 3_155_760_000_000;
+
+/** A time relative to the store's now: whole milliseconds, `min` to MAX_RELATIVE_MS. */
+function assertRelativeMs(what: string, value: unknown, min: number): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_RELATIVE_MS) {
+    throw new InvalidOptionError(what, `must be a whole number of milliseconds from ${min} to ${MAX_RELATIVE_MS} (a hundred years), got ${String(value)}`);
+  }
+}
+
+/**
+ * A job's runAt and expiresAt as a store stores them, resolved at its `now`: `runIn` and
+ * `expiresIn` from it, runAt now by default. Throws InvalidOptionError when expiresAt does not
+ * come after that runAt, or a relative time leaves the years 1 to 9999: a check by the
+ * store's clock, which the caller's may not agree with. As the SQL stores' refuse_job_times
+ * (migration 0014), word for word.
+ */
+export function resolveJobTimes(job: EnqueueJob, now: Date): { runAt: Date; expiresAt: Date | null } {
+  const runAt = job.runAt ?? new Date(now.getTime() + (job.runIn ?? 0));
+  const expiresAt = job.expiresIn !== undefined ? new Date(now.getTime() + job.expiresIn) : (job.expiresAt ?? null);
+  if (runAt.getTime() > LATEST_DATE) throw new InvalidOptionError('runIn', `gives runAt ${isoTime(runAt)}, outside the years 1 to 9999`);
+  if (expiresAt !== null && expiresAt.getTime() > LATEST_DATE) {
+    throw new InvalidOptionError('expiresIn', `gives expiresAt ${isoTime(expiresAt)}, outside the years 1 to 9999`);
+  }
+  if (expiresAt !== null && expiresAt <= runAt) {
+    if (job.expiresIn !== undefined) {
+      throw new InvalidOptionError('expiresIn', `gives expiresAt ${expiresAt.toISOString()}, not after runAt (${runAt.toISOString()})`);
+    }
+    throw new InvalidOptionError('expiresAt', `must be after runAt (${runAt.toISOString()}), got ${expiresAt.toISOString()}`);
+  }
+  return { runAt, expiresAt };
+}
+
+/** A time as PostgreSQL's to_char shows it in refuse_job_times: years past 9999 unsigned. */
+function isoTime(time: Date): string {
+  return time.toISOString().replace(/^\+0*(\d{5,})/, '$1');
 }

@@ -18,18 +18,25 @@ export interface SqlClient {
 export interface EnqueueJob {
   queue: string;
   kind: string;
-  /** Already checked to be JSON-serialisable. */
+  /** Already checked to be JSON-serialisable. Absent (undefined): `{}`. */
   payload: unknown;
   /** Higher runs first. Default 0. */
   priority?: number;
-  /** Not claimed before this time. Default: now. */
+  /** Not claimed before this time. Default: now (or `runIn`). */
   runAt?: Date;
+  /** Not claimed before this many ms after the store's now (not with `runAt`). Only
+   *  `enqueueJobs` takes it; flows and children take `runAt`. */
+  runIn?: number;
   maxAttempts: number;
   /** While a job of this queue with this key is pending, retrying or running, enqueueing
    *  another returns the existing one. */
   uniqueKey?: string | null;
-  /** The deadline across all attempts: at it the job is dead, whatever attempts remain. */
+  /** The deadline across all attempts: at it the job is dead, whatever attempts remain.
+   *  The store refuses one that does not come after the job's runAt as it resolves it. */
   expiresAt?: Date | null;
+  /** The deadline this many ms after the store's now (not with `expiresAt`). Only
+   *  `enqueueJobs` takes it. */
+  expiresIn?: number;
   /** The enqueue span's context, for the attempts' spans. */
   traceContext?: Record<string, string> | null;
   /** Jobs of this queue with this key run at most the claim's `perKeyLimit` at once, across

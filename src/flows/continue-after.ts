@@ -2,7 +2,7 @@ import type { ChildJob, JobDependency, JobStore } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import { assertHandledKind, buildEnqueueJob } from '../queue.js';
 import type { JobRecord } from '../types.js';
-import { assertKey } from '../validation.js';
+import { assertAbsoluteTimes, assertKey } from '../validation.js';
 import { assertPolicy } from './flow-checks.js';
 import type { ChildSpec, DependencyOutcome } from './flow-types.js';
 
@@ -34,6 +34,7 @@ export function continueAfter(children: Readonly<Record<string, ChildSpec>>): Co
       const name = typeof queue === 'string' ? queue : queue.name;
       if (typeof queue !== 'string') assertHandledKind(name, queue.handlers, kind);
       const job = buildEnqueueJob(name, kind, payload, options, typeof queue === 'string' ? undefined : queue.settings);
+      assertAbsoluteTimes(`by child "${key}"`, job);
       return { ...job, key, onFailure };
     }),
   );

@@ -20,7 +20,7 @@ export type FlowParent<D extends string = string> = D | { job: D; onFailure?: On
 
 /** Options of a job of a flow: as `enqueue`'s, without a unique key (a waiting job does not
  *  hold one) or a client (the flow's call takes it). */
-export interface FlowJobOptions<D extends string = string> extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure'> {
+export interface FlowJobOptions<D extends string = string> extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure' | 'runIn' | 'expiresIn'> {
   /** The jobs it waits for. Default none: due at once. */
   dependsOn?: readonly FlowParent<D>[];
   /** What it does when a parent ends dead, cancelled or skipped. Default `cancel`. */
@@ -65,7 +65,7 @@ export type ParentResults<F extends FlowDefinition<any>, N extends keyof F['jobs
     : never;
 
 /** A child a handler adds with `job.continueAfter`. */
-export interface ChildSpec extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure'> {
+export interface ChildSpec extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure' | 'runIn' | 'expiresIn'> {
   queue: string | { name: string; handlers: HandlerMap; settings: { maxAttempts: number; maxPayloadBytes: number } };
   kind: string;
   payload?: unknown;

@@ -85,6 +85,66 @@ export function describeEnqueueConformance(current: CurrentStore, factory: Store
       expect(await store().getJobEvents({ id: UNKNOWN_ID })).toEqual([]);
     });
 
+    it('stores {} for a job given no payload (undefined); JSON null stays null', async () => {
+      const results = await store().enqueueJobs({
+        jobs: [
+          { queue: 'q', kind: 'k', payload: undefined, maxAttempts: 1 },
+          { queue: 'q', kind: 'k', payload: null, maxAttempts: 1 },
+        ],
+      });
+      expect(results.map((r) => r.job.payload)).toEqual([{}, null]);
+      expect((await store().getJob({ id: results[0]!.job.id }))!.payload).toEqual({});
+    });
+
+    it('resolves runIn and expiresIn from its own clock', async () => {
+      clock().advance(5_000);
+      const [relative, mixed] = await store().enqueueJobs({
+        jobs: [
+          { queue: 'q', kind: 'k', payload: {}, maxAttempts: 1, runIn: 60_000, expiresIn: 900_000 },
+          { queue: 'q', kind: 'k', payload: {}, maxAttempts: 1, runAt: new Date(T0 - 1_000), expiresIn: 1 },
+        ],
+      });
+      expect(relative!.job).toMatchObject({ runAt: new Date(T0 + 65_000), expiresAt: new Date(T0 + 905_000), createdAt: new Date(T0 + 5_000) });
+      expect(mixed!.job).toMatchObject({ runAt: new Date(T0 - 1_000), expiresAt: new Date(T0 + 5_001) });
+      expect(await store().getJob({ id: relative!.job.id })).toEqual(relative!.job);
+      // Not due before its runIn has passed by the store's clock.
+      expect(await store().claimJobs({ workerId: 'w', leaseMs: LEASE_MS, queues: [{ queue: 'q', limit: 5 }] })).toMatchObject([{ id: mixed!.job.id }]);
+    });
+
+    it.each([
+      // A caller whose clock is 1 h behind the store's asks for "15 minutes from now".
+      ['an expiresAt before now, with runAt the default', {}, { expiresAt: new Date(T0 - 45 * 60_000) }, `expiresAt: must be after runAt (2030-01-01T00:00:00.000Z), got 2029-12-31T23:15:00.000Z`],
+      ['an expiresAt at runAt', {}, { expiresAt: new Date(T0) }, `expiresAt: must be after runAt (2030-01-01T00:00:00.000Z), got 2030-01-01T00:00:00.000Z`],
+      ['an expiresAt before a runIn', { runIn: 60_000 }, { expiresAt: new Date(T0 + 30_000) }, `expiresAt: must be after runAt (2030-01-01T00:01:00.000Z), got 2030-01-01T00:00:30.000Z`],
+      ['an expiresIn not after runAt', { runAt: new Date(T0 + 10_000) }, { expiresIn: 10_000 }, `expiresIn: gives expiresAt 2030-01-01T00:00:10.000Z, not after runAt (2030-01-01T00:00:10.000Z)`],
+    ])('refuses %s, by its own clock, and writes nothing of the batch', async (_, run, expiry, message) => {
+      const good = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 1 };
+      await expect(store().enqueueJobs({ jobs: [good, { ...good, ...run, ...expiry }, good] })).rejects.toMatchObject({
+        code: 'invalid_option',
+        option: Object.keys(expiry)[0],
+        message,
+      });
+      expect(await store().listJobs({})).toEqual([]);
+      expect(await store().countJobs()).toEqual([]);
+    });
+
+    it('refuses a runIn or expiresIn that its clock would put past the year 9999', async () => {
+      clock().advance(Date.parse('9999-12-31T00:00:00.000Z') - T0);
+      const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 1 };
+      await expect(store().enqueueJobs({ jobs: [{ ...job, runIn: 86_400_000 }] })).rejects.toMatchObject({
+        option: 'runIn',
+        message: 'runIn: gives runAt 10000-01-01T00:00:00.000Z, outside the years 1 to 9999',
+      });
+      await expect(store().enqueueJobs({ jobs: [{ ...job, expiresIn: 86_400_000 }] })).rejects.toMatchObject({
+        option: 'expiresIn',
+        message: 'expiresIn: gives expiresAt 10000-01-01T00:00:00.000Z, outside the years 1 to 9999',
+      });
+      expect(await store().countJobs()).toEqual([]);
+      // The last millisecond of the year 9999 is a time a job can have.
+      const [last] = await store().enqueueJobs({ jobs: [{ ...job, runIn: 86_400_000 - 1 }] });
+      expect(last!.job.runAt.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    });
+
     // A store either joins the caller's transaction (a factory with inTransaction tests that
     // below) or refuses a client: each store runs the tests of what it is, none is skipped.
     if (!factory.inTransaction) it('rejects a SQL client when it cannot join a transaction', async () => {

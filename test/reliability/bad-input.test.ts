@@ -194,6 +194,17 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
       [{ runAt: new Date(8.64e15) }, 'runAt'],
       [{ runAt: new Date('-000001-01-01T00:00:00Z') }, 'runAt'],
       [{ expiresAt: new Date(8.64e15) }, 'expiresAt'],
+      // Times relative to the store's clock: whole milliseconds, at most a hundred years, not
+      // beside the absolute time they replace.
+      [{ runIn: -1 }, 'runIn'],
+      [{ runIn: 1.5 }, 'runIn'],
+      [{ runIn: Number.NaN }, 'runIn'],
+      [{ runIn: 3_155_760_000_001 }, 'runIn'],
+      [{ runIn: '60000' }, 'runIn'],
+      [{ runIn: 1_000, runAt: new Date() }, 'runIn'],
+      [{ expiresIn: 0 }, 'expiresIn'],
+      [{ expiresIn: Infinity }, 'expiresIn'],
+      [{ expiresIn: 60_000, expiresAt: new Date(Date.now() + 60_000) }, 'expiresIn'],
     ];
     for (const [options, option] of cases) {
       await expect(queue.enqueue(store, 'send', {} as never, options)).rejects.toMatchObject({ code: 'invalid_option', option });
@@ -207,6 +218,8 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
       [{ ...raw, maxAttempts: 1e12 }, 'maxAttempts'],
       [{ ...raw, priority: 2 ** 40 }, 'priority'],
       [{ ...raw, runAt: new Date(8.64e15) }, 'runAt'],
+      [{ ...raw, runIn: -5 }, 'runIn'],
+      [{ ...raw, expiresIn: 2.5 }, 'expiresIn'],
     ] as const) {
       await expect(store.enqueueJobs({ jobs: [job] })).rejects.toMatchObject({ code: 'invalid_option', option });
     }

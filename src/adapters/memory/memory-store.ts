@@ -53,7 +53,7 @@ import { WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
 import { throughput } from './memory-throughput.js';
-import { assertEnqueueJob } from '../../validation.js';
+import { assertAbsoluteTimes, assertEnqueueJob, resolveJobTimes } from '../../validation.js';
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
@@ -107,8 +107,10 @@ export class MemoryStore implements JobStore {
       throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
     }
     const now = this.#now();
+    // Every job's times by this store's clock, all checked before any job is written.
+    const jobs = params.jobs.map((input) => ({ ...input, ...resolveJobTimes(input, now) }));
     const woken = new Set<string>();
-    const results = params.jobs.map((input) => this.#insert(input, now, woken));
+    const results = jobs.map((input) => this.#insert(input, now, woken));
     this.#wake(woken);
     return results;
   }
@@ -486,6 +488,7 @@ export class MemoryStore implements JobStore {
       throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
     }
     // Checked before anything is written, as the SQL function's rollback would leave nothing.
+    for (const job of params.jobs) assertAbsoluteTimes('in a flow', job);
     for (const job of params.jobs) {
       for (const dep of job.dependsOn) if ('jobId' in dep && !this.#jobs.has(dep.jobId)) throw new JobNotFoundError(dep.jobId);
     }
@@ -593,7 +596,7 @@ export class MemoryStore implements JobStore {
       id: String(this.#nextId++),
       queue: input.queue,
       kind: input.kind,
-      payload: toJson(input.payload),
+      payload: input.payload === undefined ? {} : toJson(input.payload),
       state: flow?.state ?? 'pending',
       priority: input.priority ?? 0,
       runAt: input.runAt ? new Date(input.runAt.getTime()) : now,

@@ -67,7 +67,7 @@ import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { WakeHub } from './wake-hub.js';
 import type { Listen } from './wake-hub.js';
-import { assertEnqueueJob } from '../../validation.js';
+import { assertAbsoluteTimes, assertEnqueueJob } from '../../validation.js';
 
 export interface SqlStoreParts {
   driver: SqlDriver;
@@ -235,7 +235,8 @@ export class SqlJobStore implements JobStore {
     return enqueueScheduledJobs(this.#ctx, params);
   }
 
-  enqueueFlow(params: { name: string; jobs: readonly FlowJob[]; client?: SqlClient }): Promise<{ flowId: string; jobs: JobRecord[] }> {
+  async enqueueFlow(params: { name: string; jobs: readonly FlowJob[]; client?: SqlClient }): Promise<{ flowId: string; jobs: JobRecord[] }> {
+    for (const job of params.jobs) assertAbsoluteTimes('in a flow', job);
     return enqueueFlow(this.#ctx, params);
   }
 

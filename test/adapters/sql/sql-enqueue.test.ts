@@ -105,9 +105,51 @@ function describeSqlEnqueue(open: () => Database): void {
     [`'emails', 'welcome', concurrency_key => ''`, /^enqueue: concurrency_key must be a non-empty string$/],
     [`'emails', 'welcome', concurrency_key => repeat('k', 1001)`, /^enqueue: concurrency_key is 1001 bytes of UTF-8, over the limit of 1000 /],
     [`'emails', 'welcome', run_at => '2030-01-01', expires_at => '2029-12-31'`, /^enqueue: expires_at must be after run_at/],
+    // Times the library refuses, which a worker's reader could not take (years 1 to 9999).
+    [`'emails', 'welcome', run_at => '-infinity'`, /^enqueue: run_at gives run_at -infinity, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', run_at => 'infinity'`, /^enqueue: run_at gives run_at infinity, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', run_at => '10000-01-01Z'`, /^enqueue: run_at gives run_at 10000-01-01 .*, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', run_at => '0001-12-31 23:59:59Z BC'`, /^enqueue: run_at gives run_at 0001-12-31 .* BC, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', expires_at => 'infinity'`, /^enqueue: expires_at gives expires_at infinity, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', expires_at => '-infinity'`, /^enqueue: expires_at gives expires_at -infinity, outside the years 1 to 9999$/],
+    [`'emails', 'welcome', run_in => interval '9000 years'`, /^enqueue: run_in gives run_at .*, outside the years 1 to 9999$/],
+    // expires_at against the run_at the function resolved, by the database's clock.
+    [`'emails', 'welcome', expires_at => now() - interval '45 minutes'`, /^enqueue: expires_at must be after run_at \(.*, from now\(\)\), got .* \(from expires_at\)$/],
+    [`'emails', 'welcome', run_in => interval '1 hour', expires_in => interval '30 minutes'`, /^enqueue: expires_at must be after run_at \(.*, from run_in\), got .* \(from expires_in\)$/],
+    [`'emails', 'welcome', run_at => now(), run_in => interval '1 hour'`, /^enqueue: give run_at or run_in, not both$/],
+    [`'emails', 'welcome', expires_at => now() + interval '1 day', expires_in => interval '1 hour'`, /^enqueue: give expires_at or expires_in, not both$/],
+    [`'emails', 'welcome', run_in => interval '-1 second'`, /^enqueue: run_in must not be negative, got /],
+    [`'emails', 'welcome', expires_in => interval '0'`, /^enqueue: expires_in must be positive, got /],
   ])('refuses enqueue(%s) with invalid_parameter_value naming it; nothing written', async (args, message) => {
     await expect(enqueue(args)).rejects.toMatchObject({ code: '22023', message: expect.stringMatching(message) });
     expect(await db.store.countJobs()).toEqual([]);
+  });
+
+  it('takes run_in and expires_in relative to the database clock', async () => {
+    const { job_id } = await enqueue(`'emails', 'digest', run_in => interval '1 hour', expires_in => interval '90 minutes'`);
+    const job = (await db.store.getJob({ id: job_id }))!;
+    // created_at is the same now() the function resolved both from.
+    expect(job.runAt.getTime() - job.createdAt.getTime()).toBe(3_600_000);
+    expect(job.expiresAt!.getTime() - job.createdAt.getTime()).toBe(5_400_000);
+    // By position, as before the two arguments came.
+    const positional = await enqueue(`'emails', 'digest', '{"n": 1}', '2030-01-01Z', 3, null, 4`);
+    expect(await db.store.getJob({ id: positional.job_id })).toMatchObject({ payload: { n: 1 }, runAt: new Date('2030-01-01Z'), priority: 3, maxAttempts: 4 });
+  });
+
+  it('stores {} for a null payload, as for an omitted one (and as the library does for undefined)', async () => {
+    const { job_id } = await enqueue(`'emails', 'welcome', null`);
+    expect((await db.store.getJob({ id: job_id }))!.payload).toEqual({});
+    const json = await enqueue(`'emails', 'welcome', 'null'::jsonb`);
+    expect((await db.store.getJob({ id: json.job_id }))!.payload).toBeNull();
+  });
+
+  it('takes a queue the store has not seen yet, and records it, as the library\'s enqueue does', async () => {
+    const name = `new-queue-${Math.random().toString(36).slice(2, 8)}`;
+    expect((await db.store.listQueues()).map((q) => q.name)).not.toContain(name);
+    const { job_id, created } = await enqueue('$1, $2', [name, 'first']);
+    expect(created).toBe(true);
+    expect(await db.store.getJob({ id: job_id })).toMatchObject({ queue: name, state: 'pending' });
+    expect((await db.store.listQueues()).map((q) => q.name)).toContain(name);
   });
 
   it('accepts the names and keys the library accepts, and only those', async () => {

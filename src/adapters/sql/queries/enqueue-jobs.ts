@@ -1,4 +1,4 @@
-import { InvalidPayloadError } from '../../../errors.js';
+import { InvalidOptionError, InvalidPayloadError } from '../../../errors.js';
 import type { EnqueueJob, EnqueueResult, SqlClient } from '../../store.js';
 import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
@@ -46,6 +46,8 @@ from found f join job j on j.id = f.id cross join notified
 const MAX_ROUNDS = 3;
 /** jsonb refuses the NUL character (\u0000) in strings. */
 const UNTRANSLATABLE_CHARACTER = '22P05';
+const INVALID_PARAMETER_VALUE = '22023';
+const JOB_TIMES_REFUSAL = /^(runIn|expiresAt|expiresIn): (.*)$/s;
 
 export async function enqueueJobs(
   ctx: SqlContext,
@@ -84,9 +86,13 @@ export async function asPayloadError<T>(enqueue: () => Promise<T>): Promise<T> {
   try {
     return await enqueue();
   } catch (error) {
-    if ((error as { code?: unknown }).code === UNTRANSLATABLE_CHARACTER) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code === UNTRANSLATABLE_CHARACTER) {
       throw new InvalidPayloadError('a payload string holds a character jsonb cannot store (\\u0000)', { cause: error });
     }
+    // refuse_job_times (migration 0014): a job's times, wrong once the store resolved them.
+    const refused = code === INVALID_PARAMETER_VALUE && typeof message === 'string' ? JOB_TIMES_REFUSAL.exec(message) : null;
+    if (refused) throw new InvalidOptionError(refused[1]!, refused[2]!);
     throw error;
   }
 }
@@ -96,13 +102,15 @@ export function toInput(i: number, job: EnqueueJob) {
     i,
     queue: job.queue,
     kind: job.kind,
-    payload: job.payload,
+    payload: job.payload === undefined ? {} : job.payload,
     priority: job.priority,
     run_at: job.runAt,
+    run_in_ms: job.runIn,
     max_attempts: job.maxAttempts,
     unique_key: job.uniqueKey ?? null,
     concurrency_key: job.concurrencyKey ?? null,
     expires_at: job.expiresAt ?? null,
+    expires_in_ms: job.expiresIn,
     trace_context: job.traceContext ?? null,
   };
 }
