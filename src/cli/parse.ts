@@ -14,14 +14,15 @@ export function parseDuration(text: string): number {
   return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }
 
-/** A time: an ISO 8601 date-time, or a duration from now (`10m`). */
-export function parseTime(text: string): Date {
-  if (DURATION.test(text.trim())) return new Date(Date.now() + parseDuration(text));
+/** When a job runs: an ISO 8601 date-time, or a duration from now (`10m`), which the store
+ *  resolves by its own clock (the database's), not this machine's. */
+export function parseRunAt(text: string): { runAt: Date } | { runIn: number } {
+  if (DURATION.test(text.trim())) return { runIn: parseDuration(text) };
   const date = /^\d{4}-\d{2}-\d{2}/.test(text) ? new Date(text) : new Date(Number.NaN);
   if (Number.isNaN(date.getTime())) {
     throw new InvalidArgumentError('expected an ISO 8601 time (2026-06-01T09:00:00Z) or a duration from now (10m).');
   }
-  return date;
+  return { runAt: date };
 }
 
 export function parseInteger(text: string): number {

@@ -115,9 +115,9 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       const text = await cli(args.filter((a) => a !== '--json'));
       expect(text.stdout).toBe(`job ${job.id} (pending) already holds unique key "digest:12" in emails: nothing enqueued\n`);
       expect(text.code).toBe(0);
-      // A duration from now.
+      // A duration from now, by the database's clock (the enqueue's createdAt), not the CLI's.
       const later = await cliJson(['enqueue', 'emails', 'digest', '--run-at', '2h', ...db]);
-      expect(new Date(later.job.runAt).getTime()).toBeGreaterThan(Date.now() + 7_000_000);
+      expect(Date.parse(later.job.runAt) - Date.parse(later.job.createdAt)).toBe(7_200_000);
     });
 
     it('enqueue takes a payload too long for the command line from a file or stdin', async () => {

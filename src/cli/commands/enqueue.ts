@@ -7,12 +7,12 @@ import { UnknownQueueError } from '../../errors.js';
 import { CliError, describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { print, printJson } from '../output.js';
-import { parseInteger, parsePositiveInteger, parseTime } from '../parse.js';
+import { parseInteger, parsePositiveInteger, parseRunAt } from '../parse.js';
 import { loadWorkerModule } from '../worker-module.js';
 
 interface EnqueueCommandOptions extends ConnectionOptions {
   priority?: number;
-  runAt?: Date;
+  runAt?: { runAt: Date } | { runIn: number };
   uniqueKey?: string;
   maxAttempts?: number;
   workerModule?: string;
@@ -33,7 +33,7 @@ export function enqueueCommand(): Command {
     .argument('[payload]', 'the payload as JSON; - reads it from stdin (default: {})')
     .option('--payload-file <path>', 'read the payload (JSON) from this file, for one too large for the command line')
     .option('--priority <n>', 'higher runs first (default: 0)', parseInteger)
-    .option('--run-at <time>', 'not before this ISO 8601 time, or this long from now (10m) (default: now)', parseTime)
+    .option('--run-at <time>', "not before this ISO 8601 time, or this long from now by the store's clock (10m) (default: now)", parseRunAt)
     .option('--unique-key <key>', 'while a job with this key is live in the queue, return it instead of adding one')
     .option('--max-attempts <n>', "attempts before the job is dead (default: the queue's, else 3)", parsePositiveInteger)
     .option('--worker-module <path>', "check the queue and kind against this module's queues, and use the queue's settings")
@@ -43,7 +43,7 @@ export function enqueueCommand(): Command {
       const payload = await readPayload(payloadArgument, options.payloadFile);
       const jobOptions: Omit<EnqueueOptions, 'client'> = {
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
-        ...(options.runAt !== undefined ? { runAt: options.runAt } : {}),
+        ...options.runAt,
         ...(options.uniqueKey !== undefined ? { uniqueKey: options.uniqueKey } : {}),
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
       };
