@@ -69,8 +69,9 @@ export interface QueueOptions<H extends HandlerMap> {
   deadlineMs?: number | null;
   /** Delay before the next attempt. Default exponentialBackoff() (1 s doubling, capped at 1 h, jittered). */
   backoff?: BackoffFn;
-  /** Natural key of a job for dead-job alert dedupe (e.g. its place id). Default: none (queue and kind). */
-  alertKey?: (job: JobRecord<PayloadOf<H[keyof H]>>) => string | undefined;
+  /** Natural key of a job for dead-job alert dedupe (e.g. its place id): a string, or a number
+   *  (taken as its decimal text). Default: none (queue and kind). */
+  alertKey?: (job: JobRecord<PayloadOf<H[keyof H]>>) => string | number | undefined;
   /** Largest payload accepted by enqueue, in bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number;
   /** Jobs of this queue with the same `concurrencyKey` running at once, across every worker.
@@ -132,7 +133,8 @@ export interface Queue<H extends HandlerMap = HandlerMap> {
   readonly name: string;
   readonly handlers: H;
   readonly settings: ResolvedQueueSettings;
-  alertKey(job: JobRecord): string | undefined;
+  /** What the queue's alertKey returns for the job (the alerter checks it). */
+  alertKey(job: JobRecord): string | number | undefined;
   /** Adds one job; with a unique key that is live, returns that job (`created: false`). */
   enqueue<K extends keyof H & string>(
     store: JobStore,

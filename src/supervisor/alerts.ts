@@ -1,4 +1,5 @@
 import type { AlertClaim } from '../adapters/store.js';
+import { InvalidOptionError } from '../errors.js';
 import type { JobErrorInfo, JobRecord, Logger } from '../types.js';
 
 /** What the alert sink receives when a job goes dead (attempts spent, permanent error,
@@ -25,15 +26,18 @@ export interface DeadJobAlerterOptions {
   /** The store's compare-and-set on the key's row (`JobStore.claimAlert`). */
   claimAlert(params: { key: string; windowMs: number }): Promise<AlertClaim>;
   logger: Logger;
-  /** The natural key of a job (the queue's `alertKey`), if it has one. */
-  alertKey(job: JobRecord): string | undefined;
+  /** The natural key of a job (the queue's `alertKey`), if it has one: whatever the user's
+   *  function returns, checked here. */
+  alertKey(job: JobRecord): unknown;
 }
 
 /** Calls the sink once per dead job, at most once per dedupe key per throttle window across
  *  every worker on the store. A user callback that throws (the queue's alertKey, the sink) is
- *  logged, never allowed to disturb the worker: a key that cannot be made falls back to the
- *  queue and kind, and the alert still goes out. If the store cannot be asked, the alert goes
- *  out too: a duplicate is better than a dead job nobody hears of. */
+ *  logged, never allowed to disturb the worker. A key that cannot be made (alertKey threw, or
+ *  returned no string or number) is logged, and the alert goes out unthrottled, keyed by queue
+ *  and kind: held back under a shared key it would hide other targets' deaths. If the store
+ *  cannot be asked, the alert goes out too: a duplicate is better than a dead job nobody hears
+ *  of. */
 export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobRecord, error: JobErrorInfo | null) => void {
   return (job, error) => {
     const { sink, throttleMs, logger } = options;
@@ -42,9 +46,11 @@ export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobR
       'job is dead',
     );
     if (!sink) return;
-    const dedupeKey = `job_dead:${job.queue}:${job.kind}:${targetOf(job, options)}`;
-    void options
-      .claimAlert({ key: dedupeKey, windowMs: throttleMs })
+    const target = targetOf(job, options);
+    const dedupeKey = `job_dead:${job.queue}:${job.kind}:${target ?? ''}`;
+    const claim: Promise<AlertClaim> =
+      target === null ? Promise.resolve({ send: true, suppressed: 0 }) : options.claimAlert({ key: dedupeKey, windowMs: throttleMs });
+    void claim
       .catch((storeError: unknown): AlertClaim => {
         logger.warn({ err: storeError, dedupeKey }, 'the store could not dedupe a dead-job alert; sending it anyway');
         return { send: true, suppressed: 0 };
@@ -66,13 +72,28 @@ export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobR
   };
 }
 
-/** The job's natural key, or '' when the queue has none or its alertKey throws. */
-function targetOf(job: JobRecord, options: DeadJobAlerterOptions): string {
+/** The job's natural key: a string as it is, a number (or bigint) as its decimal text ('' for
+ *  none: undefined, null or '', alerting by queue and kind); null when none can be made, which
+ *  is logged. */
+function targetOf(job: JobRecord, options: DeadJobAlerterOptions): string | null {
+  const what = `queue "${job.queue}" alertKey`;
+  let key: unknown;
   try {
-    const key = options.alertKey(job);
-    return typeof key === 'string' ? key : '';
+    key = options.alertKey(job);
   } catch (error) {
-    options.logger.error({ err: error, jobId: job.id, queue: job.queue }, "the queue's alertKey threw; the alert goes out keyed by queue and kind");
-    return '';
+    options.logger.error({ err: error, jobId: job.id, queue: job.queue }, `the ${what} threw; the alert goes out unthrottled, keyed by queue and kind`);
+    return null;
   }
+  if (typeof key === 'string') return key;
+  if (key === undefined || key === null) return '';
+  if ((typeof key === 'number' && Number.isFinite(key)) || typeof key === 'bigint') return String(key);
+  const error = new InvalidOptionError(what, `returned ${describeValue(key)} for job ${job.id}; it must return a string, a finite number or undefined`);
+  options.logger.error({ err: error, jobId: job.id, queue: job.queue }, `the ${what} gave no usable key; the alert goes out unthrottled, keyed by queue and kind`);
+  return null;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

@@ -58,8 +58,52 @@ describe('dead-job alerts across a fleet', () => {
   });
 });
 
+describe('alert keys that are not strings', () => {
+  it('a numeric key is its decimal text: places 101, 202 and 303 dying give three alerts; 101 again is held back', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const alerts: DeadJobAlert[] = [];
+    const queue = defineQueue('places', {
+      handlers: { describe: dies },
+      alertKey: (job) => (job.payload as { placeId: number }).placeId,
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, onDead: (alert) => void alerts.push(alert) });
+    track(supervisor, clock);
+    for (const placeId of [101, 202, 303, 101]) await queue.enqueue(store, 'describe', { placeId });
+    expect(await supervisor.drain()).toBe(4);
+    await until('three alerts', () => alerts.length >= 3);
+    // The fourth death (101 again) is held back: the turns it would take pass with none.
+    await settle();
+    expect(alerts.map((a) => a.dedupeKey).sort()).toEqual(['job_dead:places:describe:101', 'job_dead:places:describe:202', 'job_dead:places:describe:303']);
+  });
+
+  it('a key that is no string or number (an object, a symbol, NaN) is logged as an InvalidOptionError, and every such alert goes out', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const alerts: DeadJobAlert[] = [];
+    const { logger, errors } = recordingLogger();
+    const keys: unknown[] = [{ id: 1 }, { id: 2 }, Symbol('p'), Number.NaN];
+    const queue = defineQueue('places', {
+      handlers: { describe: dies },
+      alertKey: (job) => keys[(job.payload as { n: number }).n] as string,
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, logger, onDead: (alert) => void alerts.push(alert) });
+    track(supervisor, clock);
+    for (let n = 0; n < keys.length; n++) await queue.enqueue(store, 'describe', { n });
+    expect(await supervisor.drain()).toBe(4);
+    await until('four alerts', () => alerts.length >= 4);
+    expect(alerts.map((a) => [a.dedupeKey, a.suppressed])).toEqual(Array(4).fill(['job_dead:places:describe:', 0]));
+    expect(errors.map((e) => (e.obj as { err: { code: string; option: string; message: string } }).err)).toEqual([
+      expect.objectContaining({ code: 'invalid_option', option: 'queue "places" alertKey', message: expect.stringMatching(/returned an object for job \d+; it must return a string, a finite number or undefined$/) }),
+      expect.objectContaining({ message: expect.stringMatching(/returned an object for job/) }),
+      expect.objectContaining({ message: expect.stringMatching(/returned a symbol for job/) }),
+      expect.objectContaining({ message: expect.stringMatching(/returned NaN for job/) }),
+    ]);
+  });
+});
+
 describe('user callbacks that throw are contained', () => {
-  it('an alertKey that throws is logged; the alert still goes out, keyed by queue and kind', async () => {
+  it('an alertKey that throws is logged; the alert still goes out, unthrottled, keyed by queue and kind', async () => {
     const clock = createTestClock();
     const store = memoryStore({ clock });
     const alerts: DeadJobAlert[] = [];
@@ -77,9 +121,12 @@ describe('user callbacks that throw are contained', () => {
     await until('the alert', () => alerts.length > 0);
     expect(alerts).toEqual([expect.objectContaining({ dedupeKey: 'job_dead:places:describe:', job: expect.objectContaining({ id: job.id }) })]);
     expect(errors.map((e) => (e.obj as { err: Error }).err.message)).toEqual(['alertKey is broken']);
-    // The supervisor goes on: another job runs.
+    // The supervisor goes on: another job runs, and its death alerts too, not held back under
+    // the shared key (it may be another place).
     await queue.enqueue(store, 'describe', { placeId: 'p2' });
     expect(await supervisor.drain()).toBe(1);
+    await until('the second alert', () => alerts.length > 1);
+    expect(alerts.map((a) => a.suppressed)).toEqual([0, 0]);
   });
 
   it('an onDead that throws or rejects is logged, and the worker goes on', async () => {
