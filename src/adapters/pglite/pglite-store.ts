@@ -54,7 +54,7 @@ export interface PgliteQueryOptions {
 }
 
 /** `timestamptz` (OID 1184) read as `pg` reads it: PGlite's own parser reads the years 1 to
- *  99 as 19xx or 20xx, and BC years as an Invalid Date. */
+ *  99 as 1950 to 2049, and BC years as an Invalid Date. */
 const QUERY_OPTIONS: PgliteQueryOptions = { parsers: { 1184: parseTimestamptz } };
 
 export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {

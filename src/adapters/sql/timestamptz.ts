@@ -1,8 +1,8 @@
 /**
  * PostgreSQL's text form of a `timestamptz` (DateStyle ISO, what every session of the stores
  * uses), read exactly: `2026-06-01 09:00:00.123456+00`, years of more than four digits, ` BC`,
- * `infinity` and `-infinity`. PGlite's own parser reads years 1 to 99 as 1901 to 1999 or 2000
- * to 2049 (it hands the text to `new Date`) and BC years as an Invalid Date; `pg`'s reads
+ * `infinity` and `-infinity`. PGlite's own parser reads years 1 to 99 as 1950 to 2049 (it
+ * hands the text to `new Date`) and BC years as an Invalid Date; `pg`'s reads
  * them right, and this reads them as `pg` does: ±Infinity for the infinities, a Date
  * otherwise (an Invalid Date past the years a Date holds, or for text it cannot read).
  */

@@ -5,7 +5,7 @@
  * batch with such a row runs its other jobs and ends that one alone (`dead`, `invalid_row`);
  * every read still answers, showing the nearest time a job can have; so do `jobvisor job` and
  * the inspector's queues. And times the library does accept, years 1 to 9999, read back as
- * written (PGlite's own parser reads the years 1 to 99 as 19xx or 20xx).
+ * written (PGlite's own parser reads the years 1 to 99 as 1950 to 2049).
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
