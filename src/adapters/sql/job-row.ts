@@ -112,7 +112,7 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
     progress:
       row.progress_at === null
         ? null
-        : { percent: row.progress_percent ?? 0, message: row.progress_message, at: time(row.progress_at, 'progress_at') },
+        : { percent: row.progress_percent!, message: row.progress_message, at: time(row.progress_at, 'progress_at') },
     traceContext: row.trace_context,
   };
 }
@@ -138,7 +138,8 @@ function nearestTime(value: StoredTime, column: string, problems: string[] | und
     return readTime(parsed, column, problems);
   }
   problems?.push(`${column} is ${shownTime(value, parsed)}, not a time in the years 1 to 9999`);
-  // Only years past what a Date holds (PostgreSQL's go to 294276) read as an Invalid Date.
+  // An Invalid Date is a year past what a Date holds (PostgreSQL's go to 294276), or text
+  // no timestamptz has: taken as the latest.
   const early = parsed === -Infinity || (parsed instanceof Date && parsed.getTime() < EARLIEST_DATE);
   return new Date(early ? EARLIEST_DATE : LATEST_DATE);
 }
