@@ -52,7 +52,10 @@ export async function replayJobPath(
   const queue = `paths-${++replays}`;
   try {
     const expiresAt = config.expiresAtMs === undefined ? null : new Date(start + config.expiresAtMs);
-    await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts, expiresAt }] });
+    // A job must expire after it is due (every store refuses otherwise), so the one claimed
+    // past its expiresAt was due a moment before.
+    const runAt = expiresAt !== null && expiresAt.getTime() <= start ? new Date(expiresAt.getTime() - 1) : undefined;
+    await store.enqueueJobs({ jobs: [{ queue, kind: 'k', payload: { placeId: 'p1' }, maxAttempts: config.maxAttempts, runAt, expiresAt }] });
     const [job] = await store.claimJobs({ workerId: WORKER, leaseMs: TIMING.leaseMs, queues: [{ queue, limit: 1 }] });
     // A claim answered late: the actor starts that much later by the wall clock.
     wallAhead = config.answeredAfterMs ?? 0;
