@@ -170,3 +170,15 @@ export class InvalidFlowError extends JobvisorError {
     this.node = node;
   }
 }
+
+/** A signal sent to a job that has ended (completed, dead, skipped or cancelled): it can
+ *  never be received. Nothing was written. */
+export class JobEndedError extends JobvisorError {
+  readonly jobId: string;
+  readonly state: string;
+  constructor(jobId: string, state: string) {
+    super('job_ended', `job ${jobId} has ended (${state}): a signal to it could never be received`);
+    this.jobId = jobId;
+    this.state = state;
+  }
+}

@@ -44,6 +44,7 @@ export {
   InvalidResultError,
   JobAbortedError,
   JobDeadlineExceeded,
+  JobEndedError,
   JobExpired,
   JobNotFoundError,
   JobvisorError,
@@ -52,9 +53,23 @@ export {
   SnoozeJobError,
   UnknownQueueError,
 } from './errors.js';
+export { sendSignal } from './signals.js';
+export type { SendSignalOptions } from './signals.js';
 export { prometheusMetrics } from './telemetry/prometheus.js';
 export type { PrometheusMetricsOptions } from './telemetry/prometheus.js';
 export type { Histogram, HistogramSnapshot, QueueMetrics, SupervisorMetrics } from './telemetry/metrics.js';
 export { FINAL_JOB_STATES, JOB_STATES, systemClock } from './types.js';
-export type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobProgress, JobRecord, JobState, Logger } from './types.js';
+export type {
+  ClaimedJob,
+  Clock,
+  JobErrorInfo,
+  JobEvent,
+  JobProgress,
+  JobRecord,
+  JobState,
+  JobStep,
+  Logger,
+  SignalResult,
+  SignalWaitOptions,
+} from './types.js';
 export type * from './adapters/store.js';

@@ -5,7 +5,7 @@ import { assertJobId, assertPolicy } from './flows/flow-checks.js';
 import type { ChildSpec, DependencyOutcome } from './flows/flow-types.js';
 import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
 import { traceEnqueue } from './telemetry/tracing.js';
-import type { ClaimedJob, JobRecord } from './types.js';
+import type { ClaimedJob, JobRecord, SignalResult, SignalWaitOptions } from './types.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   MAX_TIMER_MS,
@@ -42,6 +42,18 @@ export interface Job<P = unknown> {
   children<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<{ [K in keyof T]: DependencyOutcome<T[K]> }>;
   /** Return its value to add `children` and run this job again once they have all ended. */
   continueAfter(children: Readonly<Record<string, ChildSpec>>): ContinueAfter;
+  /** Runs `fn` once and stores its JSON result with the job, fenced by the lease; a later run
+   *  of the job (a retry, a rescue, a wake-up) gets the stored result without calling `fn`
+   *  (docs/durable-jobs.md). The nth call of one name in a run is `name#n`. */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** Gives back the slot and the lease and sleeps `ms` in the store (its clock); any worker
+   *  runs the job again when due, and the handler replays to just after this call. */
+  sleep(name: string, ms: number): Promise<void>;
+  /** As `sleep`, until a time. */
+  sleepUntil(name: string, until: Date): Promise<void>;
+  /** Waits without a slot or lease until `sendSignal(store, job.id, name, payload)` delivers a
+   *  payload (one sent earlier waits in the job's mailbox), or `timeoutMs` passes. */
+  waitForSignal<T = unknown>(name: string, options?: SignalWaitOptions): Promise<SignalResult<T>>;
 }
 
 export type Handler<P = any, R = any> = (job: Job<P>) => Promise<R | ContinueAfter> | R | ContinueAfter;

@@ -16,6 +16,9 @@
  */
 
 /** The states a job row can be in. `lost` exists only in the machine: it writes nothing.
+ *  `sleeping`: the handler slept or waits for a signal (docs/durable-jobs.md): no lease, no
+ *  slot; claimable again at `runAt` (the sleep's end, the wait's timeout) or when the signal
+ *  comes.
  *  `waiting`: the job waits for other jobs (its parents in a flow, or the children it added
  *  before asking to continue): not claimable until the last of them ends (src/flows). */
 export const JOB_STATES = [
@@ -27,6 +30,7 @@ export const JOB_STATES = [
   'skipped',
   'cancelled',
   'waiting',
+  'sleeping',
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
@@ -84,6 +88,37 @@ export interface JobRecord<P = unknown, R = unknown> {
   progress: JobProgress | null;
   /** The enqueue span's trace context (W3C `traceparent` …), when tracing was on. */
   traceContext: Record<string, string> | null;
+  /** What the handler's steps, sleeps and signal waits stored, in order, across attempts
+   *  (docs/durable-jobs.md). A later entry of a name supersedes an earlier one. */
+  steps: JobStep[];
+  /** While `sleeping` for a signal: its name. */
+  waitingForSignal: string | null;
+}
+
+/** One stored entry of a durable job (docs/durable-jobs.md): a step's result, a sleep, or a
+ *  wait for a signal (while it waits, and how it ended). `at`: when it was stored. */
+export type JobStep =
+  | { kind: 'step'; name: string; at: Date; result: unknown }
+  | { kind: 'sleep'; name: string; at: Date; until: Date }
+  | {
+      kind: 'signal';
+      name: string;
+      at: Date;
+      /** The signal's name (the step's name without its `#n`). */
+      signal: string;
+      status: 'waiting' | 'received' | 'timedOut';
+      /** The wait's timeout; null: none (or a received signal). */
+      until: Date | null;
+      /** A received signal's payload. */
+      payload?: unknown;
+    };
+
+/** How a wait for a signal ended: its payload, or its timeout. */
+export type SignalResult<T = unknown> = { received: true; payload: T } | { received: false };
+
+export interface SignalWaitOptions {
+  /** Give up after this long (the store's clock): `{ received: false }`. Default: no timeout. */
+  timeoutMs?: number;
 }
 
 /** What a handler reported with `job.progress(percent, message)`, and when it was stored. */

@@ -296,3 +296,11 @@ export function resolveJobTimes(job: EnqueueJob, now: Date): { runAt: Date; expi
 function isoTime(time: Date): string {
   return time.toISOString().replace(/^\+0*(\d{5,})/, '$1');
 }
+
+/** A signal as `sendSignal` takes it (docs/durable-jobs.md): a job id, a name as a queue's,
+ *  and a JSON payload within the default limit. */
+export function assertSignal(params: { id: unknown; name: unknown; payload: unknown }): void {
+  if (typeof params.id !== 'string' || params.id.length === 0) throw new InvalidOptionError('id', `must be a job id, got ${String(params.id)}`);
+  assertName('name', params.name);
+  assertJsonPayload(params.payload);
+}

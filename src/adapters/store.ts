@@ -470,5 +470,57 @@ export interface JobStore {
    *  `cancelJob` does, in one step. Null if there is no such flow. */
   cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null>;
 
+  // Durable jobs (docs/durable-jobs.md): steps, sleeps and signals.
+
+  /** Appends a step's result to the running attempt's stored steps, fenced by its lease:
+   *  false (nothing written) when the row is no longer running under it. */
+  checkpointStep(params: StepCheckpoint): Promise<boolean>;
+  /** A running attempt sleeps or waits for a signal, fenced by its lease; see SuspendAnswer. */
+  suspendIfRunning(params: SuspendRequest): Promise<SuspendAnswer>;
+  /** Delivers a signal: wakes the job (sleeping → pending, history code `signal`) if it waits
+   *  for this name, else keeps the payload in its mailbox (per job and name, oldest first)
+   *  until a wait takes it. The job's row is locked first, so a signal and the job's own
+   *  move to `sleeping` cannot miss each other. Throws JobNotFoundError when there is no such
+   *  job, JobEndedError when it has ended; nothing is written then. */
+  sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery>;
+
   close(): Promise<void>;
 }
+
+/** A step's result to store with a running attempt. */
+export interface StepCheckpoint extends Lease {
+  /** The step's name in this run (`charge`, `charge#2` for its second call). */
+  name: string;
+  /** Checked JSON. */
+  result: unknown;
+}
+
+/** When a sleep or a wait ends: at a time, or a delay from the store's now. */
+export type WakeAt = { at: Date } | { delayMs: number };
+
+/** A running attempt asks to sleep (`kind: 'sleep'`) or to wait for the signal `signal`
+ *  until `wake` (a wait with no timeout: `{ at: NEVER }`). */
+export type SuspendRequest = Lease & { name: string; wake: WakeAt } & ({ kind: 'sleep' } | { kind: 'signal'; signal: string });
+
+/**
+ * What a sleep or wait did, fenced by the attempt's lease:
+ * - `lost`: the row is not running under this lease; nothing written.
+ * - `received` (signal): the mailbox held one of that name: taken (oldest first), its payload
+ *   stored as the step's value; the row stays running.
+ * - `timedOut` (signal) / `awake` (sleep): its time has passed already: stored; the row stays
+ *   running.
+ * - `sleeping`: the row is `sleeping` until then: no lease, no worker slot, no attempt spent
+ *   (one more allowed), history running → sleeping.
+ * - `cancelled`: a cancel had been requested: the row is `cancelled`.
+ */
+export type SuspendAnswer = { answer: 'lost' | 'timedOut' | 'awake' | 'sleeping' | 'cancelled' } | { answer: 'received'; payload: unknown };
+
+/** What `sendSignal` did: `woke` the job, or left the signal in its mailbox (`queued`). */
+export interface SignalDelivery {
+  delivered: 'woke' | 'queued';
+  /** The job's state after the signal. */
+  state: JobState;
+}
+
+/** The time of a wait with no timeout: the latest a job can have. */
+export const NEVER = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999));

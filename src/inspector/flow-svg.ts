@@ -19,6 +19,7 @@ export const FLOW_STATE_COLORS: Record<JobState, { fill: string; stroke: string 
   dead: { fill: '#ffebe9', stroke: '#cf222e' },
   skipped: { fill: '#eef1f4', stroke: '#6e7781' },
   cancelled: { fill: '#f3e8ff', stroke: '#8250df' },
+  sleeping: { fill: '#eef2ff', stroke: '#4f46e5' },
 };
 const OUTSIDE = { fill: '#f6f8fa', stroke: '#d1d9e0' };
 

@@ -43,6 +43,9 @@ function waypoints(toState: JobEvent['toState'] | null, code: string | undefined
     case 'waiting':
       // The handler asked to continue once the children it added are done (src/flows).
       return ['running', 'suspending', 'waiting'];
+    case 'sleeping':
+      // The handler slept or waits for a signal (docs/durable-jobs.md).
+      return ['running', 'sleeping'];
     case 'pending':
       return [];
   }

@@ -6,7 +6,7 @@
  */
 import type { JobErrorInfo, JobEvent } from '../types.js';
 
-export const STORY_STATES = ['waiting', 'running', 'retrying', 'snoozed', 'lost', 'completed', 'dead', 'skipped', 'cancelled'] as const;
+export const STORY_STATES = ['waiting', 'running', 'retrying', 'snoozed', 'sleeping', 'lost', 'completed', 'dead', 'skipped', 'cancelled'] as const;
 export type StoryState = (typeof STORY_STATES)[number];
 
 export interface StoryStep {
@@ -53,6 +53,9 @@ function outcomeLabel(to: JobEvent['toState'], code: string | undefined): string
   if (code === 'deadline_exceeded' || code === 'expired') return 'deadline passed';
   if (code === 'worker_shutdown') return 'worker stopped';
   if (code === 'snoozed') return 'handler snoozed';
+  if (code === 'sleep') return 'handler sleeps';
+  if (code === 'signal_wait') return 'waits for a signal';
+  if (code === 'signal') return 'signal arrived';
   if (code === 'unknown_kind') return 'no handler for its kind';
   if (code === 'invalid_row') return 'row not runnable';
   if (code === 'lease_lost' || code === 'write_refused') return 'lease lost';
@@ -84,7 +87,8 @@ export function jobStory(events: readonly JobEvent[]): JobStory {
       continue;
     }
     if (event.toState === 'running') {
-      step(current, 'running', current === 'retrying' ? 'retry due' : current === 'snoozed' ? 'snooze over' : 'claimed', event.attempt, event.at);
+      const label = current === 'retrying' ? 'retry due' : current === 'snoozed' ? 'snooze over' : current === 'sleeping' ? 'woke' : 'claimed';
+      step(current, 'running', label, event.attempt, event.at);
       attempts.push({ attempt: event.attempt, startedAt: event.at, endedAt: null, durationMs: null, outcome: null, how: null, workerId: event.workerId, error: null });
       continue;
     }

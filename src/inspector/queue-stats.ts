@@ -114,7 +114,7 @@ export class QueueStats {
       });
       return {
         queue,
-        counts: backlog?.counts ?? { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0 },
+        counts: backlog?.counts ?? { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0 },
         oldestRunAt: oldest,
         oldestWaitMs: oldest && oldest.getTime() <= now ? now - oldest.getTime() : null,
         throughput,

@@ -20,6 +20,7 @@ const STEP_R = 12;
 /** Finals on the right; the loops a job can go round (snoozed, retrying) above and below running. */
 const POSITION: Record<StoryState, { x: number; y: number }> = {
   snoozed: { x: 400, y: 50 },
+  sleeping: { x: 160, y: 60 },
   waiting: { x: 90, y: 220 },
   running: { x: 400, y: 220 },
   retrying: { x: 400, y: 440 },
@@ -46,6 +47,9 @@ const EDGES: ReadonlyArray<{ from: StoryState; to: StoryState; label: readonly s
   { from: 'lost', to: 'dead', label: ['rescued,', 'none left'] },
   { from: 'running', to: 'cancelled', label: ['cancel requested'] },
   { from: 'waiting', to: 'cancelled', label: ['cancel requested'] },
+  { from: 'running', to: 'sleeping', label: ['handler sleeps', 'or waits'], bend: 30 },
+  { from: 'sleeping', to: 'running', label: ['woke'], bend: 30 },
+  { from: 'sleeping', to: 'waiting', label: ['signal arrived'] },
 ];
 
 /** One colour per attempt (attempt 0, before any claim, is grey), cycling past eight. */

@@ -4,6 +4,9 @@
  *   claimed ─start─▶ running ─resolved─▶ completing ─▶ completed
  *                      ├─ threw, attempts left ──────▶ failing ──▶ retrying
  *                      ├─ SnoozeJobError ─▶ snoozing ─▶ snoozed (the row waits again, no attempt spent)
+ *                      ├─ job.sleep / job.waitForSignal ─▶ running.suspending ─▶ sleeping (the row sleeps:
+ *                      │    no lease, no slot, no attempt spent) or back to running.working (a signal
+ *                      │    was waiting in the mailbox, the time had passed)
  *                      ├─ returned continueAfter(children) ─▶ suspending ─▶ waiting (children added; the row
  *                      │    waits for them, no lease, no slot; runs again, no attempt spent, when the last ends)
  *                      ├─ spent / permanent / deadline on last attempt ─▶ dying ─▶ dead
@@ -20,22 +23,24 @@
  * only once the row says so. A write the store rejected for its lease ends in `lost`.
  */
 import { and, assign, setup } from 'xstate';
-import type { ChildJob, JobOutcome, Lease } from '../adapters/store.js';
+import type { ChildJob, JobOutcome, Lease, SuspendAnswer, SuspendRequest } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
 import { InvalidResultError, JobAbortedError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
 import { ContinueAfter } from '../flows/continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
-import { LazyAbortController } from './lazy-abort.js';
+import { AttemptHandle, type Suspension } from './attempt-handle.js';
 
 /** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
   /** Starts the handler; `abort.signal` is its AbortSignal, made on first use. A plain value
    *  or a throw (a synchronous handler) counts as its promise would. */
-  runHandler(job: ClaimedJob, abort: { readonly signal: AbortSignal }): unknown;
+  runHandler(job: ClaimedJob, attempt: AttemptHandle): unknown;
   writeOutcome(outcome: JobOutcome): Promise<boolean>;
   renewLease(lease: Lease): Promise<boolean>;
+  /** A sleep or signal wait, fenced by the lease (docs/durable-jobs.md). */
+  suspend(request: SuspendRequest): Promise<SuspendAnswer>;
   /** The job's handler slot is free: called when the actor leaves `claimed` or `running` for
    *  a write or `lost`. The write that follows holds no concurrency slot. */
   freeSlot(job: ClaimedJob): void;
@@ -74,12 +79,12 @@ export interface JobMachineInput {
 
 /** The machine's final states. All but `lost` and `snoozed` (the row is `pending` again) are
  *  also row states (`waiting` may be `pending` at once, when no child is left to wait for). */
-export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'waiting' | 'dead' | 'skipped' | 'cancelled' | 'lost';
+export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'waiting' | 'sleeping' | 'dead' | 'skipped' | 'cancelled' | 'lost';
 
 /** Kept small on purpose: every assign copies it. What never changes sits in `job`,
  *  `ports` and `policy`, shared or allocated once. */
 export interface JobMachineContext extends JobMachineInput {
-  abort: LazyAbortController;
+  abort: AttemptHandle;
   /** While running: when the next lease renewal is due, on the ports' clock. */
   nextBeatAt: number;
   outcome: JobOutcome | null;
@@ -99,7 +104,11 @@ export type JobMachineEvent =
   | { type: 'job.cancel' }
   | { type: 'job.abort' }
   /** The job's `expiresAt` came: sent by the supervisor's timer, set only for jobs that have one. */
-  | { type: 'job.expire' };
+  | { type: 'job.expire' }
+  /** The handler sleeps or waits for a signal (through its AttemptHandle). */
+  | { type: 'handler.suspend'; request: Suspension }
+  | { type: 'suspend.done'; answer: SuspendAnswer }
+  | { type: 'suspend.failed'; error: unknown };
 
 function lease(job: ClaimedJob): Lease {
   return { id: job.id, leaseToken: job.leaseToken };
@@ -192,9 +201,11 @@ export const jobMachine = setup({
     expired: ({ context }) => expired(context),
     isSnooze: ({ event }) => event.type === 'handler.rejected' && verdictOf(event.error) === 'snooze',
     writeRefused: ({ event }) => event.type === 'write.failed' && isPermanentStoreError(event.error),
+    suspendAnswered: ({ event }, answer: SuspendAnswer['answer']) => event.type === 'suspend.done' && event.answer.answer === answer,
   },
   actions: {
     startHandler: ({ context, self }) => {
+      context.abort.bind(self);
       let settled: Promise<unknown>;
       try {
         // A synchronous handler's value or throw settles as its async form would; so does a
@@ -234,6 +245,19 @@ export const jobMachine = setup({
       leaseValidUntil: ({ context, event }) =>
         event.type === 'lease.renewed' ? event.sentAt + context.policy.leaseMs : context.leaseValidUntil,
     }),
+    suspend: ({ context, event, self }) => {
+      if (event.type !== 'handler.suspend') return;
+      context.ports.suspend({ ...lease(context.job), ...event.request } as SuspendRequest).then(
+        (answer) => sendIfActive(self, { type: 'suspend.done', answer }),
+        (error: unknown) => sendIfActive(self, { type: 'suspend.failed', error }),
+      );
+    },
+    answerHandler: ({ context, event }) => {
+      if (event.type === 'suspend.done') context.abort.answer(event.answer);
+      else if (event.type === 'suspend.failed') context.abort.fail(event.error);
+    },
+    dropSuspend: ({ context }) => context.abort.drop(),
+    setSlept: assign({ error: () => ({ code: 'sleeping', message: 'the job sleeps until it is due again or its signal comes' }) }),
     writeOutcome: ({ context, self }) => {
       if (!context.outcome) throw new Error('writeOutcome without an outcome');
       context.ports.writeOutcome(context.outcome).then(
@@ -322,7 +346,7 @@ export const jobMachine = setup({
   id: 'job',
   context: ({ input }) => ({
     ...input,
-    abort: new LazyAbortController(),
+    abort: new AttemptHandle(),
     nextBeatAt: 0,
     outcome: null,
     error: null,
@@ -364,7 +388,7 @@ export const jobMachine = setup({
     },
     running: {
       entry: ['scheduleBeat', 'startHandler'],
-      exit: 'freeSlot',
+      exit: ['freeSlot', 'dropSuspend'],
       initial: 'working',
       states: {
         // Re-entering `working` restarts only its own timer, not the deadline on `running`.
@@ -376,6 +400,21 @@ export const jobMachine = setup({
               // Woken at the lease's old end, which a renewal has pushed on since.
               { target: 'working', reenter: true },
             ],
+          },
+          on: { 'handler.suspend': { target: 'suspending', actions: 'suspend' } },
+        },
+        // The handler sleeps or waits for a signal: the store's answer decides. The lease is
+        // not renewed meanwhile (one statement); the deadline still holds, and a write that
+        // it forces is fenced like any other (a sleep that landed first makes it `lost`).
+        suspending: {
+          on: {
+            'suspend.done': [
+              { guard: { type: 'suspendAnswered', params: 'sleeping' }, target: '#job.sleeping', actions: ['setSlept', 'abortHandler'] },
+              { guard: { type: 'suspendAnswered', params: 'cancelled' }, target: '#job.cancelled', actions: ['setCancelled', 'abortHandler'] },
+              { guard: { type: 'suspendAnswered', params: 'lost' }, target: '#job.lost', actions: ['setLost', 'abortHandler'] },
+              { target: 'working', actions: 'answerHandler' },
+            ],
+            'suspend.failed': { target: 'working', actions: 'answerHandler' },
           },
         },
       },
@@ -418,6 +457,7 @@ export const jobMachine = setup({
     retrying: { type: 'final' },
     snoozed: { type: 'final' },
     waiting: { type: 'final' },
+    sleeping: { type: 'final' },
     dead: { type: 'final' },
     skipped: { type: 'final' },
     cancelled: { type: 'final' },

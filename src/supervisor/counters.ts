@@ -14,6 +14,8 @@ export interface QueueCounters {
   cancelled: number;
   /** Attempts that added children and wait for them (flows): their jobs run again after. */
   waiting: number;
+  /** Attempts that slept or wait for a signal (docs/durable-jobs.md): no attempt spent. */
+  sleeping: number;
   lost: number;
   rescued: number;
 }
@@ -24,7 +26,7 @@ export interface SupervisorCounters {
 }
 
 const zero = (): QueueCounters => ({
-  running: 0, claimed: 0, completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, lost: 0, rescued: 0,
+  running: 0, claimed: 0, completed: 0, retrying: 0, snoozed: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0, lost: 0, rescued: 0,
 });
 
 /** An `@xstate/store` store of the supervisor's live counters, read by the CLI and inspector. */

@@ -2,7 +2,9 @@ import type { JobStore, Lease } from '../adapters/store.js';
 import { type ContinueAfter, continueAfter, dependencyOutcomes } from '../flows/continue-after.js';
 import type { ChildSpec, DependencyOutcome } from '../flows/flow-types.js';
 import type { Job } from '../queue.js';
-import type { ClaimedJob } from '../types.js';
+import type { AttemptHandle } from '../machines/attempt-handle.js';
+import type { ClaimedJob, SignalResult, SignalWaitOptions } from '../types.js';
+import { DurableSteps } from './durable-steps.js';
 
 /** Where a handler's `job.progress(…)` goes: the supervisor's throttled writer. */
 export type ProgressSink = (lease: Lease, percent: number, message: string | undefined) => void;
@@ -17,15 +19,17 @@ export class HandlerJob<P = unknown> implements Job<P> {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly record: ClaimedJob<P>;
-  readonly #abort: { readonly signal: AbortSignal };
+  readonly #abort: AttemptHandle;
   readonly #progress: ProgressSink;
-  readonly #store: Pick<JobStore, 'getJobDependencies'>;
+  readonly #store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep'>;
+  /** Made on the first durable call: most handlers make none. */
+  #durable: DurableSteps | undefined;
 
   constructor(
     record: ClaimedJob<P>,
-    abort: { readonly signal: AbortSignal },
+    abort: AttemptHandle,
     progress: ProgressSink,
-    store: Pick<JobStore, 'getJobDependencies'>,
+    store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep'>,
   ) {
     this.id = record.id;
     this.queue = record.queue;
@@ -49,6 +53,26 @@ export class HandlerJob<P = unknown> implements Job<P> {
 
   continueAfter(children: Readonly<Record<string, ChildSpec>>): ContinueAfter {
     return continueAfter(children);
+  }
+
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    return this.#steps().step(name, fn);
+  }
+
+  sleep(name: string, ms: number): Promise<void> {
+    return this.#steps().sleep(name, ms);
+  }
+
+  sleepUntil(name: string, until: Date): Promise<void> {
+    return this.#steps().sleepUntil(name, until);
+  }
+
+  waitForSignal<T = unknown>(name: string, options?: SignalWaitOptions): Promise<SignalResult<T>> {
+    return this.#steps().waitForSignal<T>(name, options);
+  }
+
+  #steps(): DurableSteps {
+    return (this.#durable ??= new DurableSteps(this.record, this.#abort, this.#store));
   }
 
   get signal(): AbortSignal {

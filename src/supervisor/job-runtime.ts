@@ -7,6 +7,7 @@
  */
 import { type Actor, createActor } from 'xstate';
 import type { JobOutcome, JobStore, Lease, LeaseRenewal } from '../adapters/store.js';
+import type { AttemptHandle } from '../machines/attempt-handle.js';
 import { exponentialBackoff } from '../machines/backoff.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
@@ -63,7 +64,7 @@ export interface JobRuntimeOptions {
   metrics: SupervisorMetrics;
   progress: ProgressWriter;
   /** Where a handler's `job.parents()` and `job.children()` read. */
-  store: Pick<JobStore, 'getJobDependencies'>;
+  store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep' | 'suspendIfRunning'>;
   /** The installed OpenTelemetry SDK's tracer; undefined: no spans at all. */
   tracer: Tracer | undefined;
   writeRetryMs: number;
@@ -267,6 +268,7 @@ export class JobRuntime {
             if (answer === 'cancel') this.cancelHeld(lease.id);
             return answer !== 'lost';
           }),
+        suspend: (request) => this.options.store.suspendIfRunning(request),
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
           if (entry?.job === claimed) this.freeSlot(entry);
@@ -279,7 +281,7 @@ export class JobRuntime {
     return run;
   }
 
-  private runHandler(queue: Queue, claimed: ClaimedJob, abort: { readonly signal: AbortSignal }): unknown {
+  private runHandler(queue: Queue, claimed: ClaimedJob, abort: AttemptHandle): unknown {
     const handler = queue.handlers[claimed.kind]!;
     const job = new HandlerJob(claimed, abort, this.reportProgress, this.options.store);
     const entry = this.jobs.get(claimed.id);

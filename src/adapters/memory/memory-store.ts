@@ -7,10 +7,10 @@
  * SQL statement is.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidOptionError, JobExpired, JobNotFoundError } from '../../errors.js';
+import { InvalidOptionError, JobEndedError, JobExpired, JobNotFoundError } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import { rescueLimit } from '../rescue-limit.js';
-import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
+import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, JobStep } from '../../types.js';
 import type {
   AlertClaim,
   ClaimParams,
@@ -48,12 +48,16 @@ import type {
   TransitionCount,
   ThroughputBucket,
   Unsubscribe,
+  SignalDelivery,
+  StepCheckpoint,
+  SuspendAnswer,
+  SuspendRequest,
 } from '../store.js';
-import { WORKER_FORGET_MS } from '../store.js';
+import { NEVER, WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
 import { throughput } from './memory-throughput.js';
-import { assertAbsoluteTimes, assertEnqueueJob, resolveJobTimes } from '../../validation.js';
+import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } from '../../validation.js';
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
@@ -61,7 +65,7 @@ export interface MemoryStoreOptions {
 }
 
 /** States in which a unique key is taken (the SQL stores' partial unique index). */
-const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running'];
+const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running', 'sleeping'];
 const DEFAULT_LIST_LIMIT = 50;
 const DEFAULT_EVENTS_LIMIT = 100;
 
@@ -92,6 +96,8 @@ export class MemoryStore implements JobStore {
   readonly #workers = new Map<string, WorkerInfo>();
   /** Per rate-limited queue, the times of its claims still inside its window. */
   readonly #starts = new Map<string, number[]>();
+  /** Per job, the signals no wait has taken yet, oldest first (docs/durable-jobs.md). */
+  readonly #mailboxes = new Map<string, Array<{ name: string; payload: unknown }>>();
   /** Flows: what waits for what (src/flows). */
   readonly #graph = new MemoryFlowGraph();
   #nextId = 1;
@@ -130,7 +136,7 @@ export class MemoryStore implements JobStore {
         .filter(
           (job) =>
             job.queue === entry.queue &&
-            (job.state === 'pending' || job.state === 'retrying') &&
+            (job.state === 'pending' || job.state === 'retrying' || job.state === 'sleeping') &&
             job.runAt.getTime() <= now.getTime() &&
             (job.concurrencyKey === null || (running.get(job.concurrencyKey) ?? 0) < keyLimit),
         )
@@ -149,6 +155,7 @@ export class MemoryStore implements JobStore {
         job.leaseToken = randomUUID();
         job.leaseExpiresAt = new Date(now.getTime() + params.leaseMs);
         job.updatedAt = now;
+        job.waitingForSignal = null;
         this.#appendEvent(job, from, null, now);
         if (entry.rateLimit) this.#starts.get(entry.queue)!.push(now.getTime());
         claimed.push(copyJob(job) as ClaimedJob);
@@ -224,7 +231,7 @@ export class MemoryStore implements JobStore {
     // As the SQL stores: expired leases first, then jobs past their expiresAt, each longest
     // overdue first, `limit` in all.
     const leases = jobs.filter((job) => job.state === 'running' && overdue(job.leaseExpiresAt)).sort(byTime((job) => job.leaseExpiresAt!));
-    const notRunning: readonly JobState[] = ['pending', 'retrying', 'waiting'];
+    const notRunning: readonly JobState[] = ['pending', 'retrying', 'waiting', 'sleeping'];
     const pastDeadline = jobs
       .filter((job) => notRunning.includes(job.state) && job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime())
       .sort(byTime((job) => job.expiresAt!));
@@ -266,7 +273,9 @@ export class MemoryStore implements JobStore {
       this.#notifyCancel(job.id);
       return { job: copyJob(job), cancelled: false };
     }
-    if (job.state !== 'pending' && job.state !== 'retrying' && job.state !== 'waiting') return { job: copyJob(job), cancelled: false };
+    if (job.state !== 'pending' && job.state !== 'retrying' && job.state !== 'waiting' && job.state !== 'sleeping') {
+      return { job: copyJob(job), cancelled: false };
+    }
     const now = this.#now();
     const from = job.state;
     job.error = { ...CANCELLED_BY_REQUEST };
@@ -562,6 +571,74 @@ export class MemoryStore implements JobStore {
     };
   }
 
+  async checkpointStep(params: StepCheckpoint): Promise<boolean> {
+    const job = this.#leased(params);
+    if (!job) return false;
+    job.steps.push({ kind: 'step', name: params.name, at: this.#now(), result: toJson(params.result ?? null) });
+    return true;
+  }
+
+  async suspendIfRunning(request: SuspendRequest): Promise<SuspendAnswer> {
+    const job = this.#leased(request);
+    if (!job) return { answer: 'lost' };
+    const now = this.#now();
+    if (request.kind === 'signal') {
+      const mailbox = this.#mailboxes.get(job.id) ?? [];
+      const index = mailbox.findIndex((signal) => signal.name === request.signal);
+      if (index >= 0) {
+        const { payload } = mailbox.splice(index, 1)[0]!;
+        job.steps.push({ kind: 'signal', name: request.name, at: now, signal: request.signal, status: 'received', until: null, payload });
+        return { answer: 'received', payload: structuredClone(payload) };
+      }
+    }
+    const until = 'at' in request.wake ? new Date(request.wake.at.getTime()) : new Date(now.getTime() + request.wake.delayMs);
+    const step = (status: 'waiting' | 'timedOut'): JobStep =>
+      request.kind === 'sleep'
+        ? { kind: 'sleep', name: request.name, at: now, until }
+        : { kind: 'signal', name: request.name, at: now, signal: request.signal, status, until: until.getTime() >= NEVER.getTime() ? null : until };
+    if (until.getTime() <= now.getTime()) {
+      job.steps.push(step('timedOut'));
+      return { answer: request.kind === 'signal' ? 'timedOut' : 'awake' };
+    }
+    if (job.cancelRequestedAt !== null) {
+      job.error = { ...CANCELLED_BY_REQUEST };
+      this.#moveFromRunning(job, 'cancelled', now);
+      return { answer: 'cancelled' };
+    }
+    job.steps.push(step('waiting'));
+    job.runAt = until;
+    job.waitingForSignal = request.kind === 'signal' ? request.signal : null;
+    // No attempt spent: the next claim adds one.
+    job.maxAttempts += 1;
+    job.error = null;
+    job.leaseToken = null;
+    job.leaseExpiresAt = null;
+    this.#setState(job, 'sleeping', now);
+    this.#appendEvent(job, 'running', sleepReason(request, until), now);
+    return { answer: 'sleeping' };
+  }
+
+  async sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery> {
+    assertSignal(params);
+    if (params.client !== undefined) {
+      throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
+    }
+    const job = this.#jobs.get(params.id);
+    if (!job) throw new JobNotFoundError(params.id);
+    if (FINAL_JOB_STATES.includes(job.state)) throw new JobEndedError(job.id, job.state);
+    const mailbox = this.#mailboxes.get(job.id) ?? [];
+    this.#mailboxes.set(job.id, mailbox);
+    mailbox.push({ name: params.name, payload: toJson(params.payload ?? null) });
+    if (job.state !== 'sleeping' || job.waitingForSignal !== params.name) return { delivered: 'queued', state: job.state };
+    const now = this.#now();
+    job.runAt = now;
+    job.waitingForSignal = null;
+    this.#setState(job, 'pending', now);
+    this.#appendEvent(job, 'sleeping', { code: 'signal', message: `signal "${params.name}" arrived` }, now, job.workerId);
+    this.#wake([job.queue]);
+    return { delivered: 'woke', state: 'pending' };
+  }
+
   async close(): Promise<void> {
     this.#subscriptions.clear();
   }
@@ -616,6 +693,8 @@ export class MemoryStore implements JobStore {
       cancelRequestedAt: null,
       progress: null,
       traceContext: input.traceContext ? toJson(input.traceContext) : null,
+      steps: [],
+      waitingForSignal: null,
     };
     this.#jobs.set(job.id, job);
     this.#recordQueue(job.queue, now);
@@ -671,6 +750,7 @@ export class MemoryStore implements JobStore {
     for (const event of this.#events.get(job.id) ?? []) this.#eventLog.delete(Number(event.id));
     this.#jobs.delete(job.id);
     this.#events.delete(job.id);
+    this.#mailboxes.delete(job.id);
     this.#graph.forget(job.id);
   }
 
@@ -871,7 +951,15 @@ function copyJob(job: JobRecord): JobRecord {
     cancelRequestedAt: copyDate(job.cancelRequestedAt),
     progress: job.progress && { ...job.progress, at: copyDate(job.progress.at) },
     traceContext: job.traceContext && { ...job.traceContext },
+    steps: structuredClone(job.steps),
   };
+}
+
+/** The history's reason for a move to `sleeping`, as the SQL stores write it. */
+function sleepReason(request: SuspendRequest, until: Date): JobErrorInfo {
+  return request.kind === 'signal'
+    ? { code: 'signal_wait', message: `waits for signal "${request.signal}"` }
+    : { code: 'sleep', message: `sleeps until ${until.toISOString()}` };
 }
 
 function copyEvent(event: JobEvent): JobEvent {

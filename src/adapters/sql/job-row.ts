@@ -5,6 +5,7 @@
  */
 import type { JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import { EARLIEST_DATE, LATEST_DATE } from '../../validation.js';
+import { parseSteps } from './job-steps.js';
 import { parseTimestamptz } from './timestamptz.js';
 
 /** The select list of a job row under `alias`. Ids and tokens as text: int8 would arrive as
@@ -36,6 +37,8 @@ export function jobColumns(alias: string): string {
     `${alias}.progress_message`,
     `${alias}.progress_at`,
     `${alias}.trace_context`,
+    `${alias}.steps`,
+    `${alias}.wait_signal`,
   ].join(', ');
 }
 
@@ -69,6 +72,8 @@ export interface JobRow {
   progress_message: string | null;
   progress_at: StoredTime | null;
   trace_context: Record<string, string> | null;
+  steps: unknown;
+  wait_signal: string | null;
 }
 
 /** The row as a JobRecord; a time it cannot show as it is (see `readTime`) is shown as the
@@ -114,6 +119,8 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
         ? null
         : { percent: row.progress_percent!, message: row.progress_message, at: time(row.progress_at, 'progress_at') },
     traceContext: row.trace_context,
+    steps: parseSteps(row.steps),
+    waitingForSignal: row.wait_signal,
   };
 }
 

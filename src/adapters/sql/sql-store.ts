@@ -37,6 +37,10 @@ import type {
   TransitionCount,
   ThroughputBucket,
   Unsubscribe,
+  SignalDelivery,
+  StepCheckpoint,
+  SuspendAnswer,
+  SuspendRequest,
 } from '../store.js';
 import { migrate } from './migrate.js';
 import { cancelJob } from './queries/cancel-job.js';
@@ -45,6 +49,7 @@ import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { getThroughput } from './queries/get-throughput.js';
 import { deleteJob } from './queries/delete-job.js';
+import { checkpointStep, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
 import { enqueueJobs, toInput } from './queries/enqueue-jobs.js';
 import { enqueueFlow } from './queries/enqueue-flow.js';
 import { cancelFlow, getFlow, getJobDependencies, waitForChildren } from './queries/flow-reads.js';
@@ -67,7 +72,7 @@ import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { WakeHub } from './wake-hub.js';
 import type { Listen } from './wake-hub.js';
-import { assertAbsoluteTimes, assertEnqueueJob } from '../../validation.js';
+import { assertAbsoluteTimes, assertEnqueueJob, assertSignal } from '../../validation.js';
 
 export interface SqlStoreParts {
   driver: SqlDriver;
@@ -250,6 +255,19 @@ export class SqlJobStore implements JobStore {
 
   cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null> {
     return cancelFlow(this.#ctx, params);
+  }
+
+  checkpointStep(params: StepCheckpoint): Promise<boolean> {
+    return checkpointStep(this.#ctx, params);
+  }
+
+  suspendIfRunning(params: SuspendRequest): Promise<SuspendAnswer> {
+    return suspendIfRunning(this.#ctx, params);
+  }
+
+  sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery> {
+    assertSignal(params);
+    return sendSignal(this.#ctx, params);
   }
 
   subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {

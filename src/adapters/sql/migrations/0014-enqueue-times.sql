@@ -130,7 +130,7 @@ begin
       concurrency_key, expires_at, created_at, updated_at)
     values (enqueue.queue, enqueue.kind, body, enqueue.priority, due,
       enqueue.max_attempts, enqueue.unique_key, enqueue.concurrency_key, expiry, now(), now())
-    on conflict (queue, unique_key) where unique_key is not null and state in ('pending', 'retrying', 'running')
+    on conflict (queue, unique_key) where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing
     returning id into enqueue.job_id;
     if enqueue.job_id is not null then
@@ -141,7 +141,7 @@ begin
       return;
     end if;
     select j.id into enqueue.job_id from :JOBVISOR_SCHEMA.jobs j
-    where j.queue = enqueue.queue and j.unique_key = enqueue.unique_key and j.state in ('pending', 'retrying', 'running');
+    where j.queue = enqueue.queue and j.unique_key = enqueue.unique_key and j.state in ('pending', 'retrying', 'running', 'sleeping');
     if enqueue.job_id is not null then
       enqueue.created := false;
       return;

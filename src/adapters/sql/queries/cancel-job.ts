@@ -26,7 +26,7 @@ cancelled as (
   update ${s.quoted}.jobs j
   set state = 'cancelled', error = '${CANCELLED_BY_REQUEST}', finished_at = ${NOW}, updated_at = ${NOW}
   from target t
-  where j.id = t.id and t.state in ('pending', 'retrying', 'waiting')
+  where j.id = t.id and t.state in ('pending', 'retrying', 'waiting', 'sleeping')
   returning j.*, t.state as from_state
 ),
 requested as (

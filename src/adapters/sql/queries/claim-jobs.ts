@@ -70,7 +70,7 @@ candidates as materialized (
   from input i
   cross join lateral (
     select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs
-    where queue = i.queue and state in ('pending', 'retrying') and run_at <= ${NOW}
+    where queue = i.queue and state in ('pending', 'retrying', 'sleeping') and run_at <= ${NOW}
       and (concurrency_key is null or concurrency_key <> all(i.full_keys))
     order by priority desc, run_at, id
     limit i.lim
@@ -94,7 +94,7 @@ picked as (
 ),
 claimed as (
   update ${s.quoted}.jobs j
-  set state = 'running', attempt = j.attempt + 1, worker_id = $3, lease_token = gen_random_uuid(),
+  set state = 'running', attempt = j.attempt + 1, worker_id = $3, lease_token = gen_random_uuid(), wait_signal = null,
     lease_expires_at = ${NOW} + $4::float8 * interval '1 millisecond', updated_at = ${NOW}
   where j.id = any(array(select id from picked))
   returning j.*

@@ -20,7 +20,7 @@ const ENQUEUE_JOBS = defineStatement(
   (s) => `${insertJobsCtes(
     s,
     `on conflict (queue, unique_key)
-    where unique_key is not null and state in ('pending', 'retrying', 'running')
+    where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing`,
   )},
 found as (
@@ -29,7 +29,7 @@ found as (
   left join inserted x on x.id = n.id
   left join inserted d on x.id is null and d.queue = n.queue and d.unique_key = n.unique_key
   left join ${s.quoted}.jobs e on x.id is null and e.queue = n.queue and e.unique_key = n.unique_key
-    and e.state in ('pending', 'retrying', 'running')
+    and e.state in ('pending', 'retrying', 'running', 'sleeping')
 ),
 job as (
   select * from inserted

@@ -49,7 +49,7 @@ inserted as (
   where x.i in (select i from applied)
   order by x.n
   on conflict (queue, unique_key)
-    where unique_key is not null and state in ('pending', 'retrying', 'running')
+    where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing
   returning id, queue, created_at
 ),

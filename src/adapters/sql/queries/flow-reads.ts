@@ -67,7 +67,7 @@ with flow as (
 ),
 target as (
   select j.id, j.state from ${s.quoted}.jobs j join flow f on j.flow_id = f.id
-  where j.state in ('pending', 'retrying', 'waiting', 'running')
+  where j.state in ('pending', 'retrying', 'waiting', 'running', 'sleeping')
   order by j.id for update of j
 ),
 cancelled as (
@@ -75,7 +75,7 @@ cancelled as (
   set state = 'cancelled', error = '{"code": "cancelled", "message": "flow cancelled by request"}',
     finished_at = coalesce($1::timestamptz, now()), updated_at = coalesce($1::timestamptz, now())
   from target t
-  where j.id = t.id and t.state in ('pending', 'retrying', 'waiting')
+  where j.id = t.id and t.state in ('pending', 'retrying', 'waiting', 'sleeping')
   returning j.id, t.state as from_state, j.state, j.attempt, j.updated_at, j.error
 ),
 requested as (

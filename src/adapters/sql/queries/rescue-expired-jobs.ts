@@ -48,7 +48,7 @@ rescued as (
 ),
 overdue as (
   select id, state from ${s.quoted}.jobs
-  where expires_at <= ${NOW} and state in ('pending', 'retrying', 'waiting')
+  where expires_at <= ${NOW} and state in ('pending', 'retrying', 'waiting', 'sleeping')
   order by expires_at
   limit greatest(0, $2 - (select count(*) from expired))
   for update skip locked

@@ -27,7 +27,7 @@ retried as (
     and not exists (
       select from ${s.quoted}.jobs l
       where l.queue = t.queue and l.unique_key = t.unique_key
-        and l.state in ('pending', 'retrying', 'running'))
+        and l.state in ('pending', 'retrying', 'running', 'sleeping'))
   returning j.*, t.state as from_state
 ),
 history as (

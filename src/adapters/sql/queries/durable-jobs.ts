@@ -1,0 +1,82 @@
+/**
+ * Durable jobs' statements (migration 0017, docs/durable-jobs.md): a step's checkpoint, a
+ * sleep or signal wait, a signal. Each is one round trip, fenced where it writes for an
+ * attempt: a zombie's checkpoint or sleep finds no lease and writes nothing.
+ */
+import { JobEndedError, JobNotFoundError } from '../../../errors.js';
+import type { JobState } from '../../../types.js';
+import type { SignalDelivery, SqlClient, StepCheckpoint, SuspendAnswer, SuspendRequest } from '../../store.js';
+import { toDbId } from '../job-row.js';
+import type { SqlContext } from '../sql-context.js';
+import { defineStatement, NOW } from '../statement.js';
+
+const CHECKPOINT_STEP = defineStatement(
+  'checkpoint_step',
+  (s) => `
+update ${s.quoted}.jobs
+set steps = coalesce(steps, '[]') || jsonb_build_array(jsonb_build_object(
+  'n', $3::text, 'k', 'step', 'v', $4::jsonb, 'a', floor(extract(epoch from ${NOW}) * 1000)))
+where id = $2 and state = 'running' and lease_token::text = $5
+returning id
+`,
+);
+
+const SUSPEND_JOB = defineStatement(
+  'suspend_job',
+  (s) => `select answer, payload from ${s.quoted}.suspend_job($1::timestamptz, $2, $3::uuid, $4, $5, $6, $7::timestamptz, $8::float8)`,
+);
+
+const SIGNAL_JOB = defineStatement(
+  'signal_job',
+  (s) => `select woke, job_state from ${s.quoted}.signal_job($1::timestamptz, $2, $3, $4::jsonb)`,
+);
+
+export async function checkpointStep(ctx: SqlContext, params: StepCheckpoint): Promise<boolean> {
+  const id = toDbId(params.id);
+  if (id === null) return false;
+  const rows = await ctx.run(CHECKPOINT_STEP, [ctx.now(), id, params.name, JSON.stringify(params.result ?? null), params.leaseToken]);
+  return rows.length > 0;
+}
+
+export async function suspendIfRunning(ctx: SqlContext, request: SuspendRequest): Promise<SuspendAnswer> {
+  const id = toDbId(request.id);
+  if (id === null || !isUuid(request.leaseToken)) return { answer: 'lost' };
+  const at = 'at' in request.wake ? request.wake.at.toISOString() : null;
+  const delayMs = 'delayMs' in request.wake ? request.wake.delayMs : null;
+  const signal = request.kind === 'signal' ? request.signal : null;
+  const [row] = await ctx.run<{ answer: SuspendAnswer['answer']; payload: unknown }>(SUSPEND_JOB, [
+    ctx.now(), id, request.leaseToken, request.kind, request.name, signal, at, delayMs,
+  ]);
+  return row!.answer === 'received' ? { answer: 'received', payload: row!.payload } : { answer: row!.answer };
+}
+
+const NO_DATA_FOUND = 'P0002';
+const OBJECT_NOT_IN_PREREQUISITE_STATE = '55000';
+
+export async function sendSignal(
+  ctx: SqlContext,
+  params: { id: string; name: string; payload: unknown; client?: SqlClient },
+): Promise<SignalDelivery> {
+  const id = toDbId(params.id);
+  if (id === null) throw new JobNotFoundError(params.id);
+  const values = [ctx.now(), id, params.name, JSON.stringify(params.payload ?? null)];
+  try {
+    const rows: { woke: boolean; job_state: JobState }[] = params.client
+      ? (await params.client.query(ctx.statement(SIGNAL_JOB).text, values)).rows
+      : await ctx.run(SIGNAL_JOB, values);
+    const [row] = rows;
+    return { delivered: row!.woke ? 'woke' : 'queued', state: row!.job_state };
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code === NO_DATA_FOUND) throw new JobNotFoundError(params.id);
+    if (code === OBJECT_NOT_IN_PREREQUISITE_STATE) {
+      const state = typeof message === 'string' ? (/\((\w+)\)/.exec(message)?.[1] ?? 'ended') : 'ended';
+      throw new JobEndedError(params.id, state);
+    }
+    throw error;
+  }
+}
+
+function isUuid(token: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(token);
+}

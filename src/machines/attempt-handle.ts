@@ -1,0 +1,62 @@
+/**
+ * What a running attempt's handler holds of its job actor: the abort signal (made lazily)
+ * and the way to ask the actor to sleep or wait for a signal (docs/durable-jobs.md). A sleep
+ * or wait is a transition of the job machine (running.suspending), not a store call of the
+ * handler's own: the actor writes it, fenced by the lease, and answers here.
+ */
+import type { SuspendAnswer, SuspendRequest } from '../adapters/store.js';
+import { InvalidOptionError } from '../errors.js';
+import { LazyAbortController } from './lazy-abort.js';
+
+/** A sleep or wait as the handler asks for it; the actor adds the lease. */
+export type Suspension = SuspendRequest extends infer R ? (R extends unknown ? Omit<R, 'id' | 'leaseToken'> : never) : never;
+
+interface Asker {
+  send(event: { type: 'handler.suspend'; request: Suspension }): void;
+  getSnapshot(): { status: string };
+}
+
+export class AttemptHandle extends LazyAbortController {
+  #actor: Asker | undefined;
+  #pending: { resolve(answer: SuspendAnswer): void; reject(error: unknown): void } | undefined;
+
+  /** The actor whose attempt this is; set as its handler starts. */
+  bind(actor: Asker): void {
+    this.#actor = actor;
+  }
+
+  /** Asks the actor to sleep or wait; resolves with what the store did. An answer that ends
+   *  the attempt (sleeping, cancelled, lost) never resolves: the handler is over. */
+  suspend(request: Suspension): Promise<SuspendAnswer> {
+    if (this.#pending) {
+      return Promise.reject(new InvalidOptionError(request.kind === 'sleep' ? 'sleep' : 'waitForSignal', 'another sleep or wait of this job is still on its way: await each before the next'));
+    }
+    const actor = this.#actor;
+    if (!actor || actor.getSnapshot().status !== 'active' || this.aborted) {
+      return Promise.reject(new InvalidOptionError(request.kind === 'sleep' ? 'sleep' : 'waitForSignal', 'the attempt has ended'));
+    }
+    return new Promise<SuspendAnswer>((resolve, reject) => {
+      this.#pending = { resolve, reject };
+      actor.send({ type: 'handler.suspend', request });
+    });
+  }
+
+  /** The store's answer, for the handler to go on with. */
+  answer(answer: SuspendAnswer): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.resolve(answer);
+  }
+
+  /** The store threw: the handler's sleep or wait throws it. */
+  fail(error: unknown): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.reject(error);
+  }
+
+  /** The attempt ended while the sleep or wait was on its way: it never settles. */
+  drop(): void {
+    this.#pending = undefined;
+  }
+}
