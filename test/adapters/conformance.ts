@@ -256,7 +256,7 @@ export function conformanceKit(current: CurrentStore) {
   }
 
   /** A job moved into `state` by a worker (w1), in a queue with no other due job. */
-  async function jobIn(state: Exclude<JobState, 'waiting'>, job: Partial<EnqueueJob> = {}): Promise<JobRecord> {
+  async function jobIn(state: Exclude<JobState, 'waiting' | 'sleeping'>, job: Partial<EnqueueJob> = {}): Promise<JobRecord> {
     const created = await enqueue(job);
     if (state === 'pending') return getJob(created.id);
     const claimed = await claimOne(created.queue);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type SimulatedClock, waitFor } from 'xstate';
-import type { JobOutcome, Lease } from '../../src/adapters/store.js';
+import type { JobOutcome, Lease, SuspendAnswer, SuspendRequest } from '../../src/adapters/store.js';
+import type { AttemptHandle } from '../../src/machines/attempt-handle.js';
 import { SnoozeJobError } from '../../src/errors.js';
 import { ContinueAfter } from '../../src/flows/continue-after.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
@@ -19,7 +20,10 @@ function harness(
   const renewals: Lease[] = [];
   let writeAnswer: () => Promise<boolean> = async () => true;
   let renewAnswer: () => Promise<boolean> = async () => true;
+  const suspends: SuspendRequest[] = [];
+  let suspendAnswer: () => Promise<SuspendAnswer> = async () => ({ answer: 'sleeping' });
   let signal: AbortSignal | undefined;
+  let attempt: AttemptHandle | undefined;
   let slotsFreed = 0;
   const job: ClaimedJob = {
     id: '7', queue: 'q', kind: 'k', payload: {}, state: 'running', priority: 0, runAt: new Date(clock.now()),
@@ -27,12 +31,13 @@ function harness(
     leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
     expiresAt: options.expiresInMs === undefined ? null : new Date(clock.now() + options.expiresInMs),
-    cancelRequestedAt: null, progress: null, traceContext: null,
+    cancelRequestedAt: null, progress: null, traceContext: null, steps: [], waitingForSignal: null,
   };
   const ports: JobPorts = {
-    runHandler: (_job, abort) => { signal = abort.signal; return handler.promise; },
+    runHandler: (_job, abort) => { attempt = abort; signal = abort.signal; return handler.promise; },
     writeOutcome: (outcome) => { writes.push(outcome); return writeAnswer(); },
     renewLease: (lease) => { renewals.push(lease); return renewAnswer(); },
+    suspend: (request) => { suspends.push(request); return suspendAnswer(); },
     freeSlot: () => { slotsFreed += 1; },
     now: () => clock.now(),
     backoffMs: (attempt) => attempt * 1_000,
@@ -46,8 +51,11 @@ function harness(
     },
   }).start();
   return {
-    clock: clock as SimulatedClock, actor, handler, writes, renewals,
+    clock: clock as SimulatedClock, actor, handler, writes, renewals, suspends,
     get signal() { return signal; },
+    /** The handle the handler was given: its sleeps and waits. */
+    get attempt() { return attempt!; },
+    answerSuspends(fn: () => Promise<SuspendAnswer>) { suspendAnswer = fn; },
     get slotsFreed() { return slotsFreed; },
     answerWrites(fn: () => Promise<boolean>) { writeAnswer = fn; },
     answerRenewals(fn: () => Promise<boolean>) { renewAnswer = fn; },
@@ -379,3 +387,98 @@ describe('job machine: continue after children', () => {
     expect(h.actor.getSnapshot().context.error).toBeNull();
   });
 });
+
+describe('job machine: sleeps and signal waits (docs/durable-jobs.md)', () => {
+  const sleep = { kind: 'sleep', name: 'nap', wake: { delayMs: 60_000 } } as const;
+
+  it('a sleep the store took ends the actor `sleeping`: slot freed, handler aborted, no outcome written', async () => {
+    const h = harness();
+    h.actor.send({ type: 'job.start' });
+    const asked = h.attempt.suspend(sleep);
+    expect(h.value()).toEqual({ running: 'suspending' });
+    expect(h.suspends).toEqual([{ id: '7', leaseToken: 'token-1', ...sleep }]);
+    await h.done();
+    expect(h.value()).toBe('sleeping');
+    expect(h.writes).toEqual([]);
+    expect(h.slotsFreed).toBe(1);
+    expect(h.signal!.aborted).toBe(true);
+    // The handler's sleep never settles: its code after the sleep runs in the next run only.
+    let settled = false;
+    void asked.then(() => (settled = true), () => (settled = true));
+    await settle();
+    expect(settled).toBe(false);
+  });
+
+  it('a signal found in the mailbox answers the handler, which runs on under its lease to completion', async () => {
+    const h = harness();
+    h.answerSuspends(async () => ({ answer: 'received', payload: { ok: true } }));
+    h.actor.send({ type: 'job.start' });
+    const answer = await h.attempt.suspend({ kind: 'signal', name: 'go', signal: 'go', wake: { delayMs: 5_000 } });
+    expect(answer).toEqual({ answer: 'received', payload: { ok: true } });
+    expect(h.value()).toEqual({ running: 'working' });
+    h.handler.resolve('done');
+    await h.done();
+    expect(h.writes).toEqual([{ id: '7', leaseToken: 'token-1', state: 'completed', result: 'done' }]);
+  });
+
+  it('the heartbeat goes on after a wait that timed out at once', async () => {
+    const h = harness();
+    h.answerSuspends(async () => ({ answer: 'timedOut' }));
+    h.actor.send({ type: 'job.start' });
+    expect(await h.attempt.suspend({ kind: 'signal', name: 'go', signal: 'go', wake: { delayMs: 0 } })).toEqual({ answer: 'timedOut' });
+    await advance(h.clock, 1_000);
+    expect(h.renewals).toHaveLength(1);
+  });
+
+  it('a store that threw makes the handler\'s call throw; the attempt goes on and fails as the handler decides', async () => {
+    const h = harness();
+    h.answerSuspends(async () => { throw new Error('ECONNRESET'); });
+    h.actor.send({ type: 'job.start' });
+    await expect(h.attempt.suspend(sleep)).rejects.toThrow('ECONNRESET');
+    expect(h.value()).toEqual({ running: 'working' });
+    h.handler.reject(new Error('ECONNRESET'));
+    await h.done();
+    expect(h.writes[0]).toMatchObject({ state: 'retrying' });
+  });
+
+  it.each([
+    ['cancelled', 'cancelled'],
+    ['lost', 'lost'],
+  ] as const)('a suspend answered %s ends the actor %s without a write', async (answer, final) => {
+    const h = harness();
+    h.answerSuspends(async () => ({ answer }));
+    h.actor.send({ type: 'job.start' });
+    void h.attempt.suspend(sleep);
+    await h.done();
+    expect(h.value()).toBe(final);
+    expect(h.writes).toEqual([]);
+    expect(h.signal!.aborted).toBe(true);
+  });
+
+  it('a second sleep while one is on its way is refused; a sleep after the attempt ended too', async () => {
+    const h = harness();
+    const answer = deferred<SuspendAnswer>();
+    h.answerSuspends(() => answer.promise);
+    h.actor.send({ type: 'job.start' });
+    void h.attempt.suspend(sleep);
+    await expect(h.attempt.suspend(sleep)).rejects.toThrow(/another sleep or wait/);
+    answer.resolve({ answer: 'sleeping' });
+    await h.done();
+    await expect(h.attempt.suspend(sleep)).rejects.toThrow(/the attempt has ended/);
+  });
+
+  it('the deadline passing while a sleep is on its way writes its outcome, fenced (a sleep that landed makes it lost)', async () => {
+    const h = harness({ deadlineMs: 2_000 });
+    const answer = deferred<SuspendAnswer>();
+    h.answerSuspends(() => answer.promise);
+    h.answerWrites(async () => false);
+    h.actor.send({ type: 'job.start' });
+    void h.attempt.suspend(sleep);
+    await advance(h.clock, 2_000);
+    answer.resolve({ answer: 'sleeping' });
+    await h.done();
+    expect(h.writes[0]).toMatchObject({ state: 'retrying', error: { code: 'deadline_exceeded' } });
+    expect(h.value()).toBe('lost');
+  });
+});
+

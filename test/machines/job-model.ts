@@ -51,6 +51,8 @@ export interface JobModelConfig {
   answeredAfterMs?: number;
   /** The job's deadline across all attempts, ms after the claim. */
   expiresAtMs?: number;
+  /** The handler waits for a signal once (docs/durable-jobs.md): `handler.suspend`. */
+  durable?: boolean;
 }
 
 export const CONFIGS: readonly JobModelConfig[] = [
@@ -63,7 +65,14 @@ export const CONFIGS: readonly JobModelConfig[] = [
   // expiry (1 850) falls on no other timer (sums of 1 000, 2 500 and 700).
   { name: 'expires while it waits or runs', maxAttempts: 1, hasHandler: true, waitForStart: true, expiresAtMs: 1_850 },
   { name: 'claimed past its expiresAt', maxAttempts: 1, hasHandler: true, waitForStart: false, expiresAtMs: 0 },
+  { name: 'a durable handler', maxAttempts: 1, hasHandler: true, waitForStart: false, durable: true },
 ];
+
+/** The durable handler's one call: a wait for signal "go" with a timeout. The store answers
+ *  it as the replay arranges: nothing in the mailbox (sleeping), a signal sent before
+ *  (received), a cancel requested (cancelled), the row stolen (lost). */
+export const SIGNAL_WAIT = { kind: 'signal', name: 'go', signal: 'go', wake: { delayMs: 60_000 } } as const;
+export const SUSPEND_ANSWERS = ['sleeping', 'received', 'cancelled', 'lost'] as const;
 
 /** A history row as the model predicts it: from, to, attempt, worker, error code. */
 export type HistoryRow = [JobState | null, JobState, number, string | null, string | null];
@@ -92,6 +101,12 @@ export interface World {
   paused: boolean;
   /** The store refused the outcome for good (the statement failed, not the connection). */
   writeRefused: boolean;
+  /** The handler's sleep or wait is on its way to the store. */
+  suspendInFlight: boolean;
+  /** The handler made its one durable call. */
+  suspended: boolean;
+  /** The handler may make one (the config's `durable`). */
+  durable: boolean;
   /** The row this attempt must end in, decided by the README's rules (`decide`), not read
    *  from the machine; null until the handler's answer, a timer or a request decides it. */
   decided: Decided | null;
@@ -143,7 +158,7 @@ function modelInput(config: JobModelConfig): JobMachineInput {
   return {
     job: job as ClaimedJob,
     ports: {
-      runHandler: never, writeOutcome: never, renewLease: never, freeSlot: never,
+      runHandler: never, writeOutcome: never, renewLease: never, suspend: never, freeSlot: never,
       now: () => modelNow, backoffMs: () => TIMING.backoffMs,
     },
     policy: POLICY,
@@ -169,6 +184,9 @@ function recorder(world: World, scope: ActorScope<any, any>): ActorScope<any, an
           break;
         case 'writeOutcome':
           world.writeInFlight = true;
+          break;
+        case 'suspend':
+          world.suspendInFlight = true;
           break;
       }
     },
@@ -216,6 +234,12 @@ export function decide(config: JobModelConfig, now: number, event: ModelEvent): 
       return { to: 'cancelled', code: 'cancelled' };
     case 'job.abort':
       return { to: 'retrying', code: 'worker_shutdown' };
+    case 'suspend.done':
+      // docs/durable-jobs.md: the row sleeps until the signal or its timeout; a cancel
+      // requested meanwhile ends it instead. A signal taken from the mailbox decides nothing.
+      if (event.answer.answer === 'sleeping') return { to: 'sleeping', code: null };
+      if (event.answer.answer === 'cancelled') return { to: 'cancelled', code: 'cancelled' };
+      return undefined;
     default:
       if (isDeadline(event)) return failure('deadline_exceeded');
       return undefined;
@@ -251,6 +275,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
       const world: World = {
         now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
         writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false, decided: null,
+        suspendInFlight: false, suspended: false, durable: config.durable ?? false,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
       modelNow = world.now;
@@ -289,6 +314,11 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         if (event.type === 'write.done' && !event.applied) steal(world, config.maxAttempts);
       } else if (event.type === 'lease.renewFailed') {
         world.renewalSentAt = null;
+      } else if (event.type === 'handler.suspend') {
+        world.suspended = true;
+      } else if (event.type === 'suspend.done' || event.type === 'suspend.failed') {
+        world.suspendInFlight = false;
+        if (event.type === 'suspend.done' && event.answer.answer === 'lost') steal(world, config.maxAttempts);
       }
       // Decided while the job holds its handler, by the README's rules: what the machine
       // then writes is checked against it.
@@ -317,7 +347,11 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   const { machine, world } = snapshot;
   if (machine.status !== 'active') return [];
   const events: ModelEvent[] = [{ type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }];
-  if (world.handlerRunning) {
+  if (world.handlerRunning && world.durable) {
+    // The durable config's paths are about its wait: the handler answers only after it, and
+    // only returns (the other answers are the other configs' paths).
+    if (world.suspended && !world.suspendInFlight) events.push({ type: 'handler.resolved', result: { photos: 20 } });
+  } else if (world.handlerRunning) {
     events.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
     for (const error of Object.values(HANDLER_ERRORS)) events.push({ type: 'handler.rejected', error });
   }
@@ -328,6 +362,16 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
     events.push({ type: 'lease.renewed', applied: true, sentAt: world.renewalSentAt });
     events.push({ type: 'lease.renewed', applied: false, sentAt: world.renewalSentAt });
     events.push({ type: 'lease.renewFailed', error: new Error('ECONNRESET') });
+  }
+  // The wait is the handler's first call, made before any timer fires.
+  if (world.durable && world.handlerRunning && !world.suspended && world.now === 0 && machine.matches({ running: 'working' })) {
+    events.push({ type: 'handler.suspend', request: SIGNAL_WAIT });
+  }
+  if (world.suspendInFlight) {
+    for (const answer of SUSPEND_ANSWERS) {
+      events.push({ type: 'suspend.done', answer: answer === 'received' ? { answer, payload: { ok: true } } : { answer } });
+    }
+    events.push({ type: 'suspend.failed', error: new Error('ECONNRESET') });
   }
   if (world.writeInFlight) {
     events.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
@@ -404,6 +448,7 @@ export function serializeModel(snapshot: ModelSnapshot): string {
     paused: world.paused,
     refused: world.writeRefused,
     write: world.writeInFlight,
+    suspend: [world.suspendInFlight, world.suspended],
     loops: [world.writeFailed, world.renewed],
     timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
     ...(active && { lease: machine.context.leaseValidUntil - world.now }),
@@ -426,6 +471,10 @@ export function serializeEvent(event: ModelEvent): string {
       return `${event.type}(${event.applied ? 'applied' : 'refused'})`;
     case 'lease.renewFailed':
       return 'lease.renewFailed(unreachable)';
+    case 'suspend.done':
+      return `suspend.done(${event.answer.answer})`;
+    case 'suspend.failed':
+      return 'suspend.failed(unreachable)';
     default:
       return event.type;
   }

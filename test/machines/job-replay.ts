@@ -16,12 +16,13 @@
 import { ContinueAfter } from '../../src/flows/continue-after.js';
 import { expect } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
-import type { JobOutcome, JobStore, Lease } from '../../src/adapters/store.js';
+import type { JobOutcome, JobStore, Lease, SuspendAnswer, SuspendRequest } from '../../src/adapters/store.js';
+import type { AttemptHandle } from '../../src/machines/attempt-handle.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, Clock, JobRecord } from '../../src/types.js';
 import { createTestClock, deferred, settle } from '../support/sim.js';
 import {
-  serializeEvent, type HistoryRow, IGNORED, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING,
+  serializeEvent, type HistoryRow, IGNORED, SIGNAL_WAIT, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING,
   WORKER, type World,
 } from './job-model.js';
 
@@ -30,9 +31,9 @@ export type StoreFactory = (clock: Clock) => Promise<JobStore>;
 /** Each replay works in a queue of its own, so a shared database needs no cleaning between. */
 let replays = 0;
 
-interface InFlight<T> {
+interface InFlight<T, A = boolean> {
   request: T;
-  answer: ReturnType<typeof deferred<boolean>>;
+  answer: ReturnType<typeof deferred<A>>;
 }
 
 export async function replayJobPath(
@@ -62,14 +63,22 @@ export async function replayJobPath(
     if (!job) throw new Error('the store claimed nothing');
 
     const handler = deferred<unknown>();
-    const inFlight: { renewal?: InFlight<Lease>; write?: InFlight<JobOutcome> } = {};
+    const inFlight: { renewal?: InFlight<Lease>; write?: InFlight<JobOutcome>; suspend?: InFlight<SuspendRequest, SuspendAnswer> } = {};
+    /** What the handler was given: its sleeps and waits go through it. */
+    let attempt: AttemptHandle | undefined;
     let slotsFreed = 0;
     /** Every port call, to show an ignored event set nothing off. */
     let portCalls = 0;
     const ports: JobPorts = {
-      runHandler: () => {
+      runHandler: (_job, handle) => {
         portCalls += 1;
+        attempt = handle;
         return handler.promise;
+      },
+      suspend: (request) => {
+        portCalls += 1;
+        inFlight.suspend = { request, answer: deferred<SuspendAnswer>() };
+        return inFlight.suspend.answer.promise;
       },
       renewLease: (lease) => {
         portCalls += 1;
@@ -156,7 +165,7 @@ export async function replayJobPath(
       if (i === 0) continue;
       sendIgnored(`before step ${i}`);
       const before = path.steps[i - 1]!.state.world;
-      const touchesStore = event.type === 'lease.renewed' || event.type === 'write.done';
+      const touchesStore = event.type === 'lease.renewed' || event.type === 'write.done' || event.type === 'suspend.done';
       switch (event.type) {
         case 'handler.resolved':
           handler.resolve(event.result);
@@ -185,6 +194,27 @@ export async function replayJobPath(
           sent.answer.resolve(applied!);
           break;
         }
+        case 'handler.suspend':
+          // The handler's own call, as `job.waitForSignal` makes it.
+          void attempt!.suspend(event.request).catch(() => {});
+          break;
+        case 'suspend.done': {
+          const sent = inFlight.suspend!;
+          // What makes the store answer as the path says: a signal already in the mailbox, a
+          // cancel requested, the row stolen; none for a wait that sleeps.
+          const wanted = event.answer.answer;
+          if (wanted === 'received') expect(await store.sendSignal({ id: job.id, name: SIGNAL_WAIT.signal, payload: { ok: true } })).toEqual({ delivered: 'queued', state: 'running' });
+          if (wanted === 'cancelled') expect(await store.cancelJob({ id: job.id })).toMatchObject({ cancelled: false });
+          if (wanted === 'lost') await steal();
+          writtenAt = wallNow() + skew;
+          const answer = await store.suspendIfRunning(sent.request);
+          expect(answer, `step ${i}: the store's answer to the wait`).toEqual(event.answer);
+          sent.answer.resolve(answer);
+          break;
+        }
+        case 'suspend.failed':
+          inFlight.suspend!.answer.reject(event.error);
+          break;
         case 'lease.renewFailed':
           inFlight.renewal!.answer.reject(event.error);
           break;
@@ -265,8 +295,13 @@ function expectRowMatchesActor(
     if (expected.to === 'retrying' || expected.to === 'pending') {
       expect(row.runAt.getTime(), `${at}: runAt`).toBe(writtenAt! + (released ? 0 : TIMING.backoffMs));
     }
-    // A snooze, a release or a wait for children spends no attempt: one more is allowed.
-    const spends = expected.to !== 'pending' && expected.to !== 'waiting' && !released;
+    // A sleep waits for its signal until its timeout, after the store's now when it wrote it.
+    if (expected.to === 'sleeping') {
+      expect(row.runAt.getTime(), `${at}: runAt`).toBe(writtenAt! + SIGNAL_WAIT.wake.delayMs);
+      expect(row.waitingForSignal, `${at}: the signal it waits for`).toBe(SIGNAL_WAIT.signal);
+    }
+    // A snooze, a release, a wait for children or a sleep spends no attempt: one more is allowed.
+    const spends = expected.to !== 'pending' && expected.to !== 'waiting' && expected.to !== 'sleeping' && !released;
     expect(row.maxAttempts, `${at}: maxAttempts`).toBe(job.maxAttempts + (spends ? 0 : 1));
   }
 }

@@ -33,6 +33,7 @@ async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: n
     runHandler: async () => void (calls.handler += 1),
     writeOutcome: async () => ((calls.writes += 1), true),
     renewLease: async () => ((calls.renewals += 1), true),
+    suspend: async () => ({ answer: 'lost' }),
     freeSlot: () => void (calls.slotsFreed += 1),
     now: () => now,
     backoffMs: () => 1_000,
