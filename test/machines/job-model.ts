@@ -107,6 +107,9 @@ export interface World {
   suspended: boolean;
   /** The handler may make one (the config's `durable`). */
   durable: boolean;
+  /** The store put the row to sleep (or ended it cancelled) after the actor had stopped
+   *  waiting for the answer: every write of this attempt is then refused. */
+  landed: Decided | null;
   /** The row this attempt must end in, decided by the README's rules (`decide`), not read
    *  from the machine; null until the handler's answer, a timer or a request decides it. */
   decided: Decided | null;
@@ -237,7 +240,7 @@ export function decide(config: JobModelConfig, now: number, event: ModelEvent): 
     case 'suspend.done':
       // docs/durable-jobs.md: the row sleeps until the signal or its timeout; a cancel
       // requested meanwhile ends it instead. A signal taken from the mailbox decides nothing.
-      if (event.answer.answer === 'sleeping') return { to: 'sleeping', code: null };
+      if (event.answer.answer === 'sleeping') return { to: 'sleeping', code: 'signal_wait' };
       if (event.answer.answer === 'cancelled') return { to: 'cancelled', code: 'cancelled' };
       return undefined;
     default:
@@ -275,7 +278,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
       const world: World = {
         now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
         writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false, decided: null,
-        suspendInFlight: false, suspended: false, durable: config.durable ?? false,
+        suspendInFlight: false, suspended: false, durable: config.durable ?? false, landed: null,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
       };
       modelNow = world.now;
@@ -311,7 +314,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         world.writeInFlight = false;
         if (event.type === 'write.failed') world.writeFailed = true;
         if (event.type === 'write.failed' && isPermanentStoreError(event.error)) world.writeRefused = true;
-        if (event.type === 'write.done' && !event.applied) steal(world, config.maxAttempts);
+        if (event.type === 'write.done' && !event.applied && world.landed === null) steal(world, config.maxAttempts);
       } else if (event.type === 'lease.renewFailed') {
         world.renewalSentAt = null;
       } else if (event.type === 'handler.suspend') {
@@ -319,6 +322,13 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
       } else if (event.type === 'suspend.done' || event.type === 'suspend.failed') {
         world.suspendInFlight = false;
         if (event.type === 'suspend.done' && event.answer.answer === 'lost') steal(world, config.maxAttempts);
+        // Answered after a cancel, shutdown or deadline took the actor on (the machine drops
+        // the answer): the store has done what it answered all the same.
+        const late = !snapshot.machine.matches({ running: 'suspending' });
+        if (event.type === 'suspend.done' && late && (event.answer.answer === 'sleeping' || event.answer.answer === 'cancelled')) {
+          world.landed = decide(config, world.now, event)!;
+          world.history.push(['running', world.landed.to, 1, WORKER, world.landed.code]);
+        }
       }
       // Decided while the job holds its handler, by the README's rules: what the machine
       // then writes is checked against it.
@@ -368,13 +378,19 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
     events.push({ type: 'handler.suspend', request: SIGNAL_WAIT });
   }
   if (world.suspendInFlight) {
+    // A late `lost` (the actor already writing) is a row stolen behind a write: the write's
+    // own refusal covers it.
+    const late = !machine.matches({ running: 'suspending' });
     for (const answer of SUSPEND_ANSWERS) {
+      if (late && answer === 'lost') continue;
       events.push({ type: 'suspend.done', answer: answer === 'received' ? { answer, payload: { ok: true } } : { answer } });
     }
     events.push({ type: 'suspend.failed', error: new Error('ECONNRESET') });
   }
   if (world.writeInFlight) {
-    events.push({ type: 'write.done', applied: true }, { type: 'write.done', applied: false });
+    // A row that slept or ended under the actor refuses every write.
+    if (world.landed === null) events.push({ type: 'write.done', applied: true });
+    events.push({ type: 'write.done', applied: false });
     events.push({ type: 'write.failed', error: new Error('ECONNRESET') }, { type: 'write.failed', error: REFUSED_WRITE });
   }
   modelNow = world.now;
@@ -448,7 +464,7 @@ export function serializeModel(snapshot: ModelSnapshot): string {
     paused: world.paused,
     refused: world.writeRefused,
     write: world.writeInFlight,
-    suspend: [world.suspendInFlight, world.suspended],
+    suspend: [world.suspendInFlight, world.suspended, world.landed?.to ?? null],
     loops: [world.writeFailed, world.renewed],
     timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
     ...(active && { lease: machine.context.leaseValidUntil - world.now }),

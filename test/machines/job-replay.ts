@@ -187,7 +187,8 @@ export async function replayJobPath(
         }
         case 'write.done': {
           const sent = inFlight.write!;
-          if (!event.applied) await steal();
+          // A row that slept or ended under the actor refuses by itself.
+          if (!event.applied && !before.landed) await steal();
           writtenAt = wallNow() + skew;
           const [applied] = await store.setStatesIfRunning({ outcomes: [sent.request] });
           expect(applied, `step ${i}: the store's answer to the ${sent.request.state} write`).toBe(event.applied);
@@ -243,7 +244,7 @@ export async function replayJobPath(
       check(`step ${i} (${event.type})`, state);
     }
     expect(actor.getSnapshot().status).toBe('done');
-    if (actor.getSnapshot().value === 'lost' && !path.state.world.stolen) {
+    if (actor.getSnapshot().value === 'lost' && !path.state.world.stolen && !path.state.world.landed) {
       // Lost by a lapsed lease, or by a write the store refused for good: the row is still
       // ours, and the reaper takes it once the lease has ended (the actor gives up at the
       // lease's last instant; the store sees it ended just after).
@@ -262,10 +263,14 @@ function expectRowMatchesActor(
   snapshot: JobSnapshot,
   storeNow: number,
   writtenAt: number | undefined,
-  { stolen, writeRefused, decided }: World,
+  { stolen, writeRefused, decided, landed }: World,
 ): void {
   const { value, status, context } = snapshot;
-  if (status === 'active') {
+  if (landed && (status === 'active' || value === 'lost')) {
+    // The wait landed after the actor stopped waiting for it: the row is the store's answer,
+    // and whatever the actor still writes is refused.
+    expect(row, `${at}: a row that slept or ended under the actor`).toMatchObject({ state: landed.to, leaseToken: null, leaseExpiresAt: null });
+  } else if (status === 'active') {
     // Claimed, running or writing: the row is running under this attempt's lease, and the
     // actor's idea of its lease is exactly the row's.
     expect(row, `${at}: row`).toMatchObject({ state: 'running', attempt: job.attempt, workerId: WORKER, leaseToken: job.leaseToken });
@@ -288,7 +293,8 @@ function expectRowMatchesActor(
     const expected = decided!;
     expect(row, `${at}: final row`).toMatchObject({ state: expected.to, attempt: job.attempt, leaseToken: null, leaseExpiresAt: null });
     if (expected.to === 'completed') expect(row.result, `${at}: result`).toEqual(expected.result);
-    else expect(row.error?.code ?? null, `${at}: error code`).toBe(expected.code);
+    // A sleep's code is its history row's; the row itself keeps no error.
+    else expect(row.error?.code ?? null, `${at}: error code`).toBe(expected.to === 'sleeping' ? null : expected.code);
     // A retry waits the backoff, a snooze its delay, a release nothing: after the store's now
     // when it wrote the outcome.
     const released = expected.code === 'worker_shutdown';
