@@ -89,7 +89,7 @@ export class DurableSteps {
     const stored = this.#stored.get(key);
     if (!stored) return undefined;
     if (stored.kind !== kind) {
-      throw new InvalidOptionError(`"${key}"`, `was stored as a ${stored.kind} by an earlier run and is now called as a ${kind}: a handler's durable calls must keep their names and order across runs`);
+      throw new InvalidOptionError(`durable call "${key}"`, `was stored as a ${stored.kind} by an earlier run and is now called as a ${kind}: a handler's durable calls must keep their names and order across runs`);
     }
     return stored as Extract<JobStep, { kind: K }>;
   }

@@ -1,5 +1,5 @@
 import type { SimulatedClock } from 'xstate';
-import type { JobStore } from '../adapters/store.js';
+import { type JobStore, NEVER } from '../adapters/store.js';
 import type { Queue } from '../queue.js';
 import { createSupervisor } from '../supervisor/supervisor.js';
 import type { JobRecord, Logger } from '../types.js';
@@ -55,12 +55,13 @@ export async function drainUntil(
   }
 }
 
-/** When a job of `queues` can next run: a waiting one at its runAt, one running elsewhere once
- *  its lease runs out (the reaper then gives it back). null when none is left. */
+/** When a job of `queues` can next run: a waiting or sleeping one at its runAt (not a wait for a
+ *  signal with no timeout), one running elsewhere once its lease runs out (the reaper then
+ *  gives it back). null when none is left. */
 async function nextDueAt(store: JobStore, queues: readonly Queue<any>[]): Promise<number | null> {
   let next: number | null = null;
   for (const { name } of queues) {
-    for (const state of ['pending', 'retrying', 'running'] as const) {
+    for (const state of ['pending', 'retrying', 'sleeping', 'running'] as const) {
       for (const job of await store.listJobs({ queue: name, state, limit: 10_000 })) {
         const at = dueAt(job);
         if (at !== null) next = next === null ? at : Math.min(next, at);
@@ -72,6 +73,7 @@ async function nextDueAt(store: JobStore, queues: readonly Queue<any>[]): Promis
 
 export function dueAt(job: JobRecord): number | null {
   if (job.state === 'pending' || job.state === 'retrying') return job.runAt.getTime();
+  if (job.state === 'sleeping') return job.runAt.getTime() < NEVER.getTime() ? job.runAt.getTime() : null;
   if (job.state === 'running' && job.leaseExpiresAt) return job.leaseExpiresAt.getTime() + 1;
   return null;
 }

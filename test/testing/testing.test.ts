@@ -102,6 +102,23 @@ describe('drain', () => {
     expect((await store.countJobs()).map((c) => [c.state, c.count])).toEqual([['completed', 2]]);
   });
 
+  it('with a clock, runs a durable sleep to its end, and leaves a wait for a signal with no timeout asleep', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const queue = defineQueue('naps', {
+      handlers: {
+        nap: async (job: Job) => { await job.sleep('nap', 86_400_000); return 'rested'; },
+        wait: async (job: Job) => (await job.waitForSignal('go')).received,
+      },
+    });
+    const { job: nap } = await queue.enqueue(store, 'nap', {});
+    const { job: wait } = await queue.enqueue(store, 'wait', {});
+    expect(await drain(store, [queue], { clock, advance: true })).toBe(3);
+    expect(await store.getJob({ id: nap.id })).toMatchObject({ state: 'completed', result: 'rested' });
+    expect(await store.getJob({ id: wait.id })).toMatchObject({ state: 'sleeping', waitingForSignal: 'go' });
+    expect(clock.now()).toBe(TEST_EPOCH + 86_400_000);
+  });
+
   it('gives up with a reason when moving its clock changes nothing', async () => {
     const clock = createTestClock();
     const store = memoryStore({ clock: createTestClock() }); // reads another clock
