@@ -1,7 +1,8 @@
 /**
  * `jobvisor signal <id> <name> [payload]` as a user runs it, on PostgreSQL: a job waiting for
  * the signal wakes and its next wait receives the payload; a job not waiting keeps it; an
- * ended job exits 5 and a missing one 3. The waiting job is made in-process through the store.
+ * ended job exits 5 and a missing one 3; `jobvisor job` shows the wait and the stored steps.
+ * The waiting job is made in-process through the store.
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,22 @@ describePostgres('jobvisor signal on PostgreSQL', (url) => {
     expect(stdout).toBe(`job ${job.id} woke: signal "shipped" delivered, the job is pending again\n`);
     const [again] = await store.claimJobs({ workerId: 'w2', leaseMs: 60_000, queues: [{ queue: 'woken', limit: 1 }] });
     expect(await receive(again!, 'shipped')).toEqual({ answer: 'received', payload: { carrier: 'dhl' } });
+  });
+
+  it('jobvisor job shows what the job waits for and its stored steps', async () => {
+    const job = await claimed('shown');
+    expect(await store.checkpointStep({ id: job.id, leaseToken: job.leaseToken, name: 'charge', result: { chargeId: 'ch_1' } })).toBe(true);
+    expect(await receive(job, 'shipped')).toEqual({ answer: 'sleeping' });
+    const { code, stdout } = await cli(['job', job.id, ...db]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`  waits for    signal "shipped" (jobvisor signal ${job.id} shipped [payload])\n`);
+    const steps = lines(stdout.slice(stdout.indexOf('steps (stored'), stdout.indexOf('\nhistory')));
+    expect(steps.map((line) => line.trim().split(/\s{2,}/))).toEqual([
+      ['steps (stored: a replay gets it back without running or waiting again)'],
+      ['NAME', 'KIND', 'STATUS', 'STORED', 'VALUE'],
+      ['charge', 'step', 'stored', 'yes', '{"chargeId":"ch_1"}'],
+      ['shipped', 'signal', 'waiting', 'no'],
+    ]);
   });
 
   it('keeps a signal for a job not waiting (--json), the payload from stdin', async () => {
