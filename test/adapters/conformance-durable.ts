@@ -304,6 +304,13 @@ export function describeDurableConformance(current: CurrentStore, factory: Pick<
       }
     });
 
+    it('getQueueBacklogs counts sleeping jobs as sleeping, not as due', async () => {
+      await waiting('approved', { delayMs: HOUR });
+      expect(await store().getQueueBacklogs({})).toEqual([
+        { queue: 'q', counts: { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 1 }, oldestRunAt: null },
+      ]);
+    });
+
     it('cancel while sleeping ends the job; it is never claimed, and a signal to it is refused', async () => {
       const claimed = await waiting('approved', { delayMs: 5_000 });
       clock().advance(10);
