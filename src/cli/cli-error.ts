@@ -3,7 +3,7 @@
  * failure is reported as one line on stderr (`jobvisor: …`).
  */
 import { CommanderError } from 'commander';
-import { InvalidOptionError, InvalidPayloadError, JobNotFoundError, UnknownQueueError } from '../errors.js';
+import { InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError, UnknownQueueError } from '../errors.js';
 
 export const EXIT = {
   ok: 0,
@@ -15,7 +15,8 @@ export const EXIT = {
   notFound: 3,
   /** The store cannot be used: database unreachable or not migrated, embedded data directory in use. */
   unavailable: 4,
-  /** The job exists but its state does not allow the action (retry a pending or completed job, cancel a finished one). */
+  /** The job exists but its state does not allow the action (retry a pending or completed job, cancel a finished one,
+   *  signal one that has ended). */
   notApplied: 5,
   /** Stopped by Ctrl-C (the demo), or by a second signal while the worker was stopping. */
   interrupted: 130,
@@ -42,6 +43,7 @@ export function classify(error: unknown): { exitCode: ExitCode; line: string | u
     return { exitCode: EXIT.usage, line: error.message };
   }
   if (error instanceof JobNotFoundError) return { exitCode: EXIT.notFound, line: error.message };
+  if (error instanceof JobEndedError) return { exitCode: EXIT.notApplied, line: error.message };
   if (isConnectionError(error)) return { exitCode: EXIT.unavailable, line: `lost the database connection: ${describeError(error)}` };
   return { exitCode: EXIT.failure, line: describeError(error) };
 }

@@ -15,6 +15,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { pruneCommand } from './commands/prune.js';
 import { queueCommand } from './commands/queue.js';
 import { retryCommand } from './commands/retry.js';
+import { signalCommand } from './commands/signal.js';
 import { statsCommand } from './commands/stats.js';
 import { workerCommand } from './commands/worker.js';
 import { endQuietlyWhenStdoutCloses } from './output.js';
@@ -31,6 +32,7 @@ const program = createProgram([
   statsCommand(),
   retryCommand(),
   cancelCommand(),
+  signalCommand(),
   pruneCommand(),
   queueCommand(),
   inspectCommand(),

@@ -13,7 +13,7 @@ Exit codes:
     3  no job with that id
     4  store unavailable (database unreachable or not migrated, data directory in use)
     5  not applied (the job's state does not allow it: retry a pending or completed job, cancel a
-       finished one; cancelling a running job asks its worker and exits 0)
+       finished one, signal an ended one; cancelling a running job asks its worker and exits 0)
   130  interrupted (Ctrl-C during the demo, a second signal while the worker stops)
 
 Store: --database-url, else --data-dir, else $DATABASE_URL, else the embedded store in ./.jobvisor/data.`;

@@ -1,6 +1,8 @@
-/** Retry, cancel and delete of a job, pause and resume of a queue, as the page asks for them:
- *  each answers what happened or why not. */
+/** Retry, cancel, delete and signal of a job, pause and resume of a queue, as the page asks
+ *  for them: each answers what happened or why not. */
 import type { JobStore, QueueInfo } from '../adapters/store.js';
+import { InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError } from '../errors.js';
+import { sendSignal } from '../signals.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { HttpError } from './http.js';
 import { jobDetail, type JobDetail } from './job-json.js';
@@ -52,7 +54,7 @@ export async function runAction(
           job: jobDetail(answer.job),
         };
       }
-      throw new HttpError(409, `job ${id} is ${state}: only pending, retrying or running jobs can be cancelled`);
+      throw new HttpError(409, `job ${id} is ${state}: only pending, retrying, waiting, sleeping or running jobs can be cancelled`);
     }
     case 'delete': {
       const answer = await store.deleteJob({ id });
@@ -61,6 +63,51 @@ export async function runAction(
       if (!answer.deleted) throw new HttpError(409, `job ${id} is waited for by jobs of its flow: delete it once they have run, or cancel them first`);
       return { message: `job ${id} is deleted`, job: null };
     }
+  }
+}
+
+/**
+ * Sends a signal to job `id` (docs/durable-jobs.md). The body names it: JSON
+ * `{"name": …, "payload": …}`, or form fields `name` and `payload` (JSON text); the payload
+ * defaults to `{}`. 400 for a bad name or payload, 404 for no such job, 409 for one that ended.
+ */
+export async function runSignal(id: string, body: string, contentType: string, store: JobStore): Promise<ActionResult> {
+  const { name, payload } = signalRequest(body, contentType);
+  try {
+    // The store checks the name (a string of the allowed characters) and the payload.
+    const { delivered, state } = await sendSignal(store, id, name as string, payload);
+    const message =
+      delivered === 'woke'
+        ? `job ${id} woke: signal "${name}" delivered, the job is ${state} again`
+        : `job ${id} is ${state}: signal "${name}" kept in its mailbox for its next wait for "${name}"`;
+    return { message, job: await read(store, id) };
+  } catch (error) {
+    if (error instanceof JobNotFoundError) throw notFound(id);
+    if (error instanceof JobEndedError) throw new HttpError(409, error.message);
+    if (error instanceof InvalidOptionError || error instanceof InvalidPayloadError) throw new HttpError(400, error.message);
+    throw error;
+  }
+}
+
+function signalRequest(body: string, contentType: string): { name: unknown; payload: unknown } {
+  if (contentType.startsWith('application/json')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw new HttpError(400, 'the body is not valid JSON: send {"name": …, "payload": …}');
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'the body must be a JSON object: {"name": …, "payload": …}');
+    const { name, payload } = parsed as { name?: unknown; payload?: unknown };
+    return { name, payload: payload === undefined ? {} : payload };
+  }
+  const form = new URLSearchParams(body);
+  const text = form.get('payload');
+  if (text === null || text.trim() === '') return { name: form.get('name'), payload: {} };
+  try {
+    return { name: form.get('name'), payload: JSON.parse(text) as unknown };
+  } catch (error) {
+    throw new HttpError(400, `payload is not valid JSON: ${(error as Error).message}`);
   }
 }
 

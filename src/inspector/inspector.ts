@@ -17,6 +17,7 @@
  *   GET  /api/jobs/:id/flow         the flow the job belongs to, if any
  *   GET  /api/events                server-sent events: transitions as they are written
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
+ *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
  *   GET  /api/jobs-count?queue&state&kind      how many jobs match (up to 10,000)
  *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
@@ -35,7 +36,7 @@ import type { JobStore, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Logger } from '../types.js';
-import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, type Action, type QueueAction } from './actions.js';
+import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, runSignal, type Action, type QueueAction } from './actions.js';
 import { safeJson } from './escape.js';
 import { EventFeed, type FeedBatch } from './event-feed.js';
 import {
@@ -176,6 +177,15 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, result);
       return;
     }
+    if (req.method === 'POST' && segments.length === 4 && segments[0] === 'api' && segments[1] === 'jobs' && segments[3] === 'signal') {
+      const body = await authorizeAction(req);
+      const id = parseJobId(segments[2]!);
+      const result = await runSignal(id, body, req.headers['content-type'] ?? '', store);
+      logger.info({ jobId: id, action: 'signal' }, 'inspector: job action');
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
     if (req.method === 'POST') {
       const [api, jobs, rawId, action, ...rest] = segments;
       if (api !== 'api' || jobs !== 'jobs' || !rawId || !ACTIONS.includes(action as Action) || rest.length > 0) {
@@ -237,11 +247,12 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
 
   /** Actions come from this origin and carry the token (header or form field). */
-  async function authorizeAction(req: IncomingMessage): Promise<void> {
+  async function authorizeAction(req: IncomingMessage): Promise<string> {
     checkOrigin(req);
     const body = await readBody(req);
     if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
     if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
+    return body;
   }
 
   /** Server-sent events: `jobs` with a batch of transitions, `deleted`, or `reset` when the

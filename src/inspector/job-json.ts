@@ -1,5 +1,5 @@
 /** What the inspector's API sends of a job: never its lease token (the right to write its
- *  outcome), and in lists neither payload nor result. */
+ *  outcome), and in lists neither payload, result nor durable steps. */
 import type { JobErrorInfo, JobRecord } from '../types.js';
 
 export interface JobSummary {
@@ -21,18 +21,21 @@ export interface JobSummary {
   cancelRequestedAt: Date | null;
   progress: JobRecord['progress'];
   error: { code: string; message: string } | null;
+  /** While sleeping for a signal: its name. */
+  waitingForSignal: string | null;
 }
 
 export interface JobDetail extends Omit<JobSummary, 'error'> {
   payload: unknown;
   result: unknown;
   error: JobErrorInfo | null;
+  steps: JobRecord['steps'];
 }
 
 const MAX_LIST_MESSAGE = 200;
 
 export function jobSummary(job: JobRecord): JobSummary {
-  const { payload, result, leaseToken, error, ...rest } = job;
+  const { payload, result, leaseToken, error, steps, ...rest } = job;
   const message = error?.message ?? '';
   return {
     ...rest,

@@ -4,6 +4,7 @@ import { jobMachine } from '../machines/job-machine.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { JOB_STATES } from '../types.js';
 import { HttpError } from './http.js';
+import { durableSteps } from './durable-steps.js';
 import { jobDetail, jobSummary } from './job-json.js';
 import { jobMachinePath } from './job-path.js';
 import { jobStory } from './job-story.js';
@@ -52,7 +53,7 @@ export async function getJob(ctx: ReadContext, id: string) {
   const job = await ctx.store.getJob({ id });
   if (!job) throw new HttpError(404, `no job with id ${id}`);
   const events = await ctx.store.getJobEvents({ id });
-  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events), story: jobStory(events) };
+  return { job: jobDetail(job), events, path: jobMachinePath(jobMachineGraph(), events), story: jobStory(events), durable: durableSteps(job) };
 }
 
 /** The user's view of the machine with this job's steps drawn on it. */

@@ -21,7 +21,7 @@ export interface PrometheusMetricsOptions {
 /** The attempt outcomes counted per queue, as the supervisor's counters name them. */
 const OUTCOMES = ['completed', 'retrying', 'snoozed', 'dead', 'skipped', 'cancelled', 'lost'] as const;
 /** Every state a job is counted in; `waiting`: jobs of flows waiting for others (workflows.md). */
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting'];
+const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 export async function prometheusMetrics(options: PrometheusMetricsOptions): Promise<string> {
   const out = new Exposition();

@@ -173,7 +173,7 @@ export function describeReadConformance(current: CurrentStore): void {
   });
 
   describe('getQueueBacklogs', () => {
-    const zero = { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0 };
+    const zero = { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0 };
 
     it('counts every state but completed per queue, and leaves out queues with none', async () => {
       expect(await store().getQueueBacklogs({})).toEqual([]);

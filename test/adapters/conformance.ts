@@ -47,6 +47,7 @@ import { describeLimitsConformance } from './conformance-limits.js';
 import { describeRescueConformance } from './conformance-rescue.js';
 import { describeQueueConformance } from './conformance-queues.js';
 import { describeFlowConformance } from './conformance-flows.js';
+import { describeDurableConformance } from './conformance-durable.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -101,6 +102,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeReleaseConformance(() => ({ store, clock }));
     describeQueueConformance(() => ({ store, clock }));
     describeFlowConformance(() => ({ store, clock }), factory);
+    describeDurableConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));
   });

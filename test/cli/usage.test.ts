@@ -3,7 +3,7 @@
  * input, each answered with one line on stderr and its exit code. Commands that would
  * connect get an unreachable database URL, which shows that bad input is refused first.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { cli, cliWithClosedStdout, lines, requireBuiltCli } from '../support/cli
 requireBuiltCli();
 
 const NOWHERE = ['--database-url', 'postgres://postgres@127.0.0.1:1/none'];
-const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'prune', 'queue', 'inspect', 'diagram'];
+const COMMANDS = ['demo', 'migrate', 'worker', 'enqueue', 'jobs', 'job', 'stats', 'retry', 'cancel', 'signal', 'prune', 'queue', 'inspect', 'diagram'];
 const fixture = (name: string) => `test/cli/fixtures/${name}`;
 
 /** Exit code and the single stderr line of a failed command. */
@@ -44,8 +44,13 @@ describe('jobvisor help and version', () => {
   it('the exit codes it lists are those the commands exit with', async () => {
     const { stdout } = await cli(['--help']);
     // Cancelling a running job asks its worker to stop it: exit 0, not 5.
-    expect(stdout).toMatch(/ 5 +not applied \(the job's state does not allow it: retry a pending or completed job, cancel a\s+finished one; cancelling a running job asks its worker and exits 0\)/);
+    expect(stdout).toMatch(/ 5 +not applied \(the job's state does not allow it: retry a pending or completed job, cancel a\s+finished one, signal an ended one; cancelling a running job asks its worker and exits 0\)/);
     expect(stdout).toMatch(/ 2 +usage error \(.*bad value, payload not JSON, database URL not\s+postgres:\/\/, unknown queue or kind\)/);
+  });
+
+  it('every command has its row in docs/cli.md', async () => {
+    const doc = await readFile('docs/cli.md', 'utf8');
+    for (const command of COMMANDS) expect(doc, command).toMatch(new RegExp(`^\\| \`${command}[ \`]`, 'm'));
   });
 
   it('--version prints the package version', async () => {
@@ -101,6 +106,20 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
       [['prune', '--dead-older-than', 'a while'], /expected a duration such as/],
       [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
       [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, line } = await fails([...args, ...NOWHERE]);
+      expect(code, args.join(' ')).toBe(2);
+      expect(line).toMatch(message);
+    }
+  });
+
+  it('signal: a bad job id, name or payload, refused before connecting', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['signal', 'abc', 'shipped'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
+      [['signal', '7', 'ship ped'], /value 'ship ped' is invalid for argument 'name'\. must be 1-128 characters/],
+      [['signal', '7', 'shipped', '{carrier: dhl}'], /^jobvisor: payload is not valid JSON: /],
+      [['signal', '7'], /missing required argument 'name'/],
     ];
     for (const [args, message] of cases) {
       const { code, line } = await fails([...args, ...NOWHERE]);

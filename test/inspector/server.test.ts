@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import type { JobStore } from '../../src/adapters/store.js';
+import { NEVER, type JobStore } from '../../src/adapters/store.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { startInspector, type Inspector, type InspectorOptions } from '../../src/inspector/index.js';
 import { createSupervisor, defineQueue, PermanentJobError } from '../../src/index.js';
@@ -333,6 +333,82 @@ describe('actions', () => {
     expect(answer).toMatchObject({ status: 200, json: { message: `job ${bounced.id} is deleted`, job: null } });
     expect((await get(inspector, `/api/jobs/${bounced.id}`)).status).toBe(404);
     expect(await store.getJobEvents({ id: bounced.id })).toEqual([]);
+  });
+});
+
+describe('the signal action', () => {
+  const auth = { 'x-jobvisor-token': TOKEN };
+  const json = { ...auth, 'content-type': 'application/json' };
+
+  /** A job that stored a step and sleeps waiting for the signal "shipped". */
+  async function waitingJob() {
+    const store = memoryStore();
+    const { job } = await queue.enqueue(store, 'send', {});
+    const [claimed] = await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'mail', limit: 1 }] });
+    const lease = { id: claimed!.id, leaseToken: claimed!.leaseToken };
+    expect(await store.checkpointStep({ ...lease, name: 'charge', result: { chargeId: 'ch_1' } })).toBe(true);
+    expect(await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } })).toEqual({ answer: 'sleeping' });
+    return { store, id: job.id };
+  }
+
+  it('shows the job waiting, its steps in the detail and not in lists', async () => {
+    const { store, id } = await waitingJob();
+    const inspector = await start({ store });
+    const detail = await get(inspector, `/api/jobs/${id}`);
+    expect(detail.json.job).toMatchObject({ state: 'sleeping', waitingForSignal: 'shipped' });
+    expect(detail.json.durable).toEqual([
+      { name: 'charge', kind: 'step', at: expect.any(String), status: 'stored', stored: true, value: { chargeId: 'ch_1' } },
+      { name: 'shipped', kind: 'signal', at: expect.any(String), status: 'waiting', stored: false, until: null, signal: 'shipped' },
+    ]);
+    const [listed] = (await get(inspector, '/api/jobs')).json.jobs;
+    expect(listed).toMatchObject({ id, state: 'sleeping', waitingForSignal: 'shipped' });
+    expect(listed).not.toHaveProperty('steps');
+  });
+
+  it('needs the token and the same origin, as every action', async () => {
+    const { store, id } = await waitingJob();
+    const readOnly = await start({ store });
+    expect((await post(readOnly, `/api/jobs/${id}/signal`, json, '{"name": "shipped"}')).status).toBe(403);
+    const inspector = await start({ store, token: TOKEN });
+    expect((await post(inspector, `/api/jobs/${id}/signal`, { 'content-type': 'application/json' }, '{"name": "shipped"}')).status).toBe(403);
+    expect(await post(inspector, `/api/jobs/${id}/signal`, { ...json, origin: 'https://evil.example' }, '{"name": "shipped"}')).toMatchObject({
+      status: 403,
+      json: { error: 'cross-origin requests may not act' },
+    });
+    expect((await store.getJob({ id }))!.state).toBe('sleeping');
+  });
+
+  it('wakes the job with the payload (JSON body), and keeps one for a job not waiting (form body)', async () => {
+    const { store, id } = await waitingJob();
+    const inspector = await start({ store, token: TOKEN });
+    expect(await post(inspector, `/api/jobs/${id}/signal`, json, '{"name": "shipped", "payload": {"carrier": "dhl"}}')).toMatchObject({
+      status: 200,
+      json: { message: `job ${id} woke: signal "shipped" delivered, the job is pending again`, job: { state: 'pending', waitingForSignal: null } },
+    });
+    const form = await post(inspector, `/api/jobs/${id}/signal`, { 'content-type': 'application/x-www-form-urlencoded' }, `token=${TOKEN}&name=approved`);
+    expect(form).toMatchObject({ status: 200, json: { message: `job ${id} is pending: signal "approved" kept in its mailbox for its next wait for "approved"` } });
+    const [claimed] = await store.claimJobs({ workerId: 'w2', leaseMs: 60_000, queues: [{ queue: 'mail', limit: 1 }] });
+    const lease = { id, leaseToken: claimed!.leaseToken };
+    expect(await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } })).toEqual({ answer: 'received', payload: { carrier: 'dhl' } });
+    expect(await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'approved', signal: 'approved', wake: { at: NEVER } })).toEqual({ answer: 'received', payload: {} });
+  });
+
+  it('says why it did nothing: 400 for a bad name, payload or body, 404 for no such job, 409 for one that ended', async () => {
+    const { store, id } = await waitingJob();
+    const inspector = await start({ store, token: TOKEN });
+    const signal = (body: string, headers: Record<string, string> = json, job = id) => post(inspector, `/api/jobs/${job}/signal`, headers, body);
+    expect(await signal('{"name": "a b"}')).toMatchObject({ status: 400, json: { error: expect.stringMatching(/^name: must be 1-128 characters/) } });
+    expect(await signal('{"payload": 1}')).toMatchObject({ status: 400, json: { error: expect.stringMatching(/^name: /) } });
+    expect(await signal('{"name": "shipped"')).toMatchObject({ status: 400, json: { error: expect.stringContaining('not valid JSON') } });
+    expect(await signal('["shipped"]')).toMatchObject({ status: 400, json: { error: expect.stringContaining('a JSON object') } });
+    expect(await signal('name=shipped&payload={nope', { ...auth, 'content-type': 'application/x-www-form-urlencoded' })).toMatchObject({
+      status: 400,
+      json: { error: expect.stringMatching(/^payload is not valid JSON/) },
+    });
+    expect((await store.getJob({ id }))!.state).toBe('sleeping');
+    expect(await signal('{"name": "shipped"}', json, '999')).toMatchObject({ status: 404, json: { error: 'no job with id 999' } });
+    await store.cancelJob({ id });
+    expect(await signal('{"name": "shipped"}')).toMatchObject({ status: 409, json: { error: `job ${id} has ended (cancelled): a signal to it could never be received` } });
   });
 });
 

@@ -26,7 +26,7 @@ describePostgres('schedules on Postgres by the database clock', (url) => {
     await supervisor?.stop({ graceMs: 0 });
     supervisor = undefined;
     vi.restoreAllMocks();
-    await admin.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules`);
+    await admin.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals, "${schema}".schedules`);
   });
 
   afterAll(async () => {

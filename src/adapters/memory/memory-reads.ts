@@ -18,7 +18,7 @@ export const DEFAULT_MAX_SCAN = 10_000;
 export const DEFAULT_MAX_COUNT = 10_000;
 export const DEFAULT_MAX_EVENTS = 100_000;
 
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting'];
+const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 /** `newestFirst` in id order, newest first. Examines at most `maxScan` jobs older than
  *  `beforeId`, as the SQL store does where no index serves the filters. */

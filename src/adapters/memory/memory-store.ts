@@ -952,6 +952,9 @@ function copyJob(job: JobRecord): JobRecord {
     progress: job.progress && { ...job.progress, at: copyDate(job.progress.at) },
     traceContext: job.traceContext && { ...job.traceContext },
     steps: structuredClone(job.steps),
+    // A cancel or the reaper ends a waiting job without clearing the name: as the SQL stores
+    // read it, only a sleeping job waits.
+    waitingForSignal: job.state === 'sleeping' ? job.waitingForSignal : null,
   };
 }
 

@@ -120,7 +120,8 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
         : { percent: row.progress_percent!, message: row.progress_message, at: time(row.progress_at, 'progress_at') },
     traceContext: row.trace_context,
     steps: parseSteps(row.steps),
-    waitingForSignal: row.wait_signal,
+    // Only a sleeping job waits: a cancel or the reaper ends one without clearing the name.
+    waitingForSignal: row.state === 'sleeping' ? row.wait_signal : null,
   };
 }
 

@@ -265,7 +265,8 @@ export class SqlJobStore implements JobStore {
     return suspendIfRunning(this.#ctx, params);
   }
 
-  sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery> {
+  // async: bad input rejects the promise, as on the memory store, rather than throwing.
+  async sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery> {
     assertSignal(params);
     return sendSignal(this.#ctx, params);
   }

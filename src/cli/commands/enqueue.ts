@@ -72,7 +72,7 @@ export function enqueueCommand(): Command {
 }
 
 /** The payload from the argument, stdin (`-`) or --payload-file: one of them, `{}` without. */
-async function readPayload(argument: string | undefined, file: string | undefined): Promise<unknown> {
+export async function readPayload(argument: string | undefined, file: string | undefined): Promise<unknown> {
   if (argument !== undefined && file !== undefined) throw new CliError(EXIT.usage, 'give the payload as an argument or --payload-file, not both');
   if (file !== undefined) return parsePayload(await readText(() => readFile(file, 'utf8'), `--payload-file ${file}`), ` in ${file}`);
   if (argument === '-') return parsePayload(await readText(() => text(process.stdin), 'the payload from stdin'), ' from stdin');

@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { JobNotFoundError } from '../../errors.js';
+import { durableSteps } from '../../inspector/durable-steps.js';
 import type { JobEvent, JobRecord } from '../../types.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
-import { errorText, progressText, stateStyle, table, time } from '../format.js';
+import { errorText, progressText, stateStyle, table, time, truncate } from '../format.js';
 import { print, printJson } from '../output.js';
 import { parseJobId } from '../parse.js';
 import { painter } from '../terminal.js';
@@ -47,6 +48,22 @@ function describeJob(job: JobRecord, events: readonly JobEvent[]): string[] {
   if (job.progress) lines.push(`  progress     ${progressText(job.progress)}  (${time(job.progress.at)})`);
   if (job.result !== null) lines.push(`  result       ${json(job.result)}`);
   if (job.error) lines.push(`  error        ${errorText(job.error)}`);
+  if (job.state === 'sleeping' && job.waitingForSignal) {
+    lines.push(`  waits for    signal "${job.waitingForSignal}" (jobvisor signal ${job.id} ${job.waitingForSignal} [payload])`);
+  }
+  const durable = durableSteps(job);
+  if (durable.length > 0) {
+    lines.push('', 'steps (stored: a replay gets it back without running or waiting again)');
+    const rows = durable.map((step) => [
+      step.name,
+      step.kind,
+      step.status,
+      step.stored ? 'yes' : 'no',
+      truncate('value' in step ? json(step.value) : step.until ? `until ${time(step.until)}` : '', 60),
+    ]);
+    const columns = ['NAME', 'KIND', 'STATUS', 'STORED', 'VALUE'].map((header) => ({ header }));
+    lines.push(...table(columns, rows, () => undefined, paint).map((l) => `  ${l}`));
+  }
   lines.push('', 'history');
   const rows = events.map((e) => [
     time(e.at),

@@ -323,7 +323,7 @@ function jobRow(job) {
 /** What can be done to a job in this state: the same rule on the job's page and its row. */
 function allowedAction(action, jobState) {
   if (action === 'retry') return ['dead', 'cancelled', 'skipped'].includes(jobState);
-  if (action === 'cancel') return ['pending', 'retrying', 'running'].includes(jobState);
+  if (action === 'cancel') return ['pending', 'retrying', 'waiting', 'sleeping', 'running'].includes(jobState);
   return jobState !== 'running';
 }
 
@@ -405,10 +405,12 @@ async function loadJob(id) {
       ),
     ),
   );
-  for (const button of document.querySelectorAll('#actions button')) {
+  for (const button of document.querySelectorAll('#actions button[data-action]')) {
     const action = button.dataset.action;
     button.disabled = !allowedAction(action, job.state);
   }
+  renderSignalForm(job);
+  renderDurable(view.durable);
   renderStory(view.story);
   loadJobFlow(job).catch(() => {});
   // Progress writes no history row, so no event tells of it: a running job is read again.
@@ -489,6 +491,65 @@ async function loadDiagram(id) {
   if (doc.documentElement.nodeName !== 'svg') return;
   $('#job-diagram').replaceChildren(document.importNode(doc.documentElement, true));
   $('#job-diagram').dataset.view = file === 'machine.svg' ? 'machine' : 'story';
+}
+
+/** The "send signal" form: shown while the job sleeps waiting for a signal, with its name. */
+function renderSignalForm(job) {
+  const form = $('#signal-form');
+  const waits = job.state === 'sleeping' && job.waitingForSignal !== null;
+  if (waits && (form.hidden || form.dataset.jobId !== job.id)) {
+    $('#signal-name').value = job.waitingForSignal;
+    $('#signal-payload').value = '{}';
+  }
+  form.dataset.jobId = job.id;
+  form.hidden = !waits;
+}
+
+async function sendSignal(event) {
+  event.preventDefault();
+  const id = state.jobId;
+  const name = $('#signal-name').value;
+  let payload;
+  try {
+    payload = JSON.parse($('#signal-payload').value || '{}');
+  } catch (error) {
+    return flash(`the payload is not valid JSON: ${error.message}`, 'error');
+  }
+  if (!confirm(`Send signal "${name}" to job ${id}?`)) return;
+  try {
+    const result = await api(`/api/jobs/${encodeURIComponent(id)}/signal`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, payload }),
+    });
+    flash(result.message);
+    await loadJob(id);
+  } catch (error) {
+    flash(`signal refused (${error.status || 'error'}): ${error.message}`, 'error');
+  }
+}
+
+const DURABLE_STATUS = { timedOut: 'timed out' };
+
+/** The job's stored steps, sleeps and signal waits (routes.ts's `durable`), in order. */
+function renderDurable(steps) {
+  $('#job-durable').hidden = steps.length === 0;
+  $('#job-durable-steps tbody').replaceChildren(
+    ...steps.map((s) => {
+      const value = 'value' in s ? JSON.stringify(s.value) : s.kind === 'sleep' ? `until ${new Date(s.until).toISOString()}` : '';
+      const detail = s.kind === 'signal' ? `signal "${s.signal}"${s.until ? `, timeout ${new Date(s.until).toISOString()}` : ''}` : '';
+      return el(
+        'tr',
+        { 'data-step-name': s.name, 'data-status': s.status, class: s.status === 'superseded' ? 'muted' : undefined },
+        el('td', {}, s.name),
+        el('td', {}, s.kind),
+        el('td', {}, DURABLE_STATUS[s.status] || s.status),
+        el('td', {}, s.stored ? 'yes' : 'no'),
+        el('td', { class: 'wrap' }, [value, detail].filter(Boolean).join(' · ')),
+        el('td', {}, time(s.at)),
+      );
+    }),
+  );
 }
 
 async function act(action) {
@@ -725,9 +786,10 @@ async function start() {
   });
   $('#newest').addEventListener('click', () => navigateList(filterParams()));
   window.addEventListener('popstate', () => route());
-  for (const button of document.querySelectorAll('#actions button')) {
+  for (const button of document.querySelectorAll('#actions button[data-action]')) {
     button.addEventListener('click', () => act(button.dataset.action));
   }
+  $('#signal-form').addEventListener('submit', sendSignal);
   for (const button of document.querySelectorAll('#bulk-actions button')) {
     button.addEventListener('click', () => bulk(button.dataset.bulk));
   }

@@ -29,7 +29,7 @@ describePostgres('control across workers on Postgres', (url) => {
     await Promise.all(stores.map((s) => s.close()));
     stores = [];
     supervisors = [];
-    await admin.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+    await admin.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
   });
 
   afterAll(async () => {

@@ -2,7 +2,8 @@
  * `<schema>.enqueue(...)`, the SQL function of migration 0007, on PostgreSQL and on PGlite:
  * the same row, history and NOTIFY as the library's enqueue, the same checks, dedupe by
  * unique key, and a job enqueued by a trigger inside the user's transaction that a worker
- * runs once that transaction commits (and never when it rolls back).
+ * runs once that transaction commits (and never when it rolls back). With it, `send_signal`
+ * (sql-send-signal.ts), on the same databases.
  */
 import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
@@ -13,6 +14,7 @@ import type { SqlJobStore } from '../../../src/adapters/sql/sql-store.js';
 import { buildEnqueueJob, createSupervisor, defineQueue, type Job } from '../../../src/index.js';
 import { MAX_KEY_BYTES } from '../../../src/validation.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+import { describeSqlSendSignal } from './sql-send-signal.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const WAIT = { timeout: 15_000, interval: 20 };
@@ -210,6 +212,9 @@ function describeSqlEnqueue(open: () => Database): void {
       await db.query(`drop function ${s()}.order_placed()`);
     }
   });
+
+  // Its sibling from migration 0017, on the same database.
+  describe('send_signal', () => describeSqlSendSignal(open));
 }
 
 describePostgres('SQL enqueue on PostgreSQL', (url) => {
@@ -243,7 +248,7 @@ describePostgres('SQL enqueue on PostgreSQL', (url) => {
       }
     },
     reset: async () => {
-      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
     },
   }));
 });
@@ -275,7 +280,7 @@ describe('SQL enqueue on PGlite', () => {
       });
     },
     reset: async () => {
-      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
+      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
     },
   }));
 });

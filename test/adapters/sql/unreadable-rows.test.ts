@@ -136,7 +136,7 @@ describePostgres('rows no job can have, on PostgreSQL', (url) => {
     store,
     query: (text, values) => pool.query(text, values),
     reset: async () => {
-      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events`);
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
     },
     cliArgs: ['--database-url', url, '--schema', schema],
   }));
@@ -162,7 +162,7 @@ describe('rows no job can have, on PGlite', () => {
     store,
     query: (text, values) => pglite.query(text, values),
     reset: async () => {
-      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events`);
+      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
     },
   }));
 });

@@ -79,18 +79,26 @@ begin
 end $$;
 
 -- The user-facing form, beside jobvisor.enqueue: callable in the caller's own transaction.
--- The payload must be JSON of at most p_max_payload_bytes (22023 otherwise).
+-- The name as the library's (a wait could never take another), the payload JSON of at most
+-- max_payload_bytes as jsonb prints it (22023 otherwise, nothing written).
 create function :JOBVISOR_SCHEMA.send_signal(job_id bigint, name text, payload jsonb default '{}',
   max_payload_bytes integer default 1048576)
 returns boolean language plpgsql volatile as $$
 declare
   v_woke boolean;
+  v_bytes integer;
 begin
-  if name is null or length(name) = 0 then
-    raise exception 'name: must be a non-empty string' using errcode = '22023';
+  if name is null or name !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' then
+    raise exception 'send_signal: name must be 1-128 characters of letters, digits, "_", ".", ":" or "-", starting with a letter or digit; got %',
+      coalesce(to_json(name)::text, 'null') using errcode = '22023';
   end if;
-  if octet_length(coalesce(payload, 'null')::text) > max_payload_bytes then
-    raise exception 'payload: % bytes, more than %', octet_length(payload::text), max_payload_bytes using errcode = '22023';
+  if max_payload_bytes is null or max_payload_bytes < 1 then
+    raise exception 'send_signal: max_payload_bytes must be a positive integer, got %', coalesce(max_payload_bytes::text, 'null')
+      using errcode = '22023';
+  end if;
+  v_bytes := octet_length(coalesce(payload, 'null')::text);
+  if v_bytes > max_payload_bytes then
+    raise exception 'send_signal: payload is % bytes of JSON, over the limit of %', v_bytes, max_payload_bytes using errcode = '22023';
   end if;
   select s.woke into v_woke from :JOBVISOR_SCHEMA.signal_job(null, job_id, name, coalesce(payload, 'null')) s;
   return v_woke;

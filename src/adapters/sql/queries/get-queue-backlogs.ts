@@ -65,6 +65,10 @@ select queue, 'waiting', least(count(*), $1::int)::int, null
 from ${s.quoted}.jobs where state = 'waiting'
 group by queue
 union all
+select queue, 'sleeping', least(count(*), $1::int)::int, null
+from ${s.quoted}.jobs where state = 'sleeping'
+group by queue
+union all
 select u.queue, u.state,
   (select count(*)::int from (select from ${s.quoted}.jobs j
     where j.state = u.state and j.state in ('dead', 'skipped', 'cancelled') and j.queue = u.queue limit $1::int) c),
@@ -74,7 +78,7 @@ from unhappy_queues u where u.queue is not null
 );
 
 const DEFAULT_MAX_COUNT = 10_000;
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting'];
+const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 interface BacklogRow {
   queue: string;
