@@ -16,7 +16,8 @@ import {
   createSupervisor, defineQueue, FINAL_JOB_STATES, type Job, PermanentJobError, SkipJobError, SnoozeJobError, type Supervisor,
 } from '../../src/index.js';
 import type { Clock } from '../../src/types.js';
-import { createTestClock, settle } from '../support/sim.js';
+import { createTestClock } from '../support/sim.js';
+import { trackCalls } from '../support/store-proxy.js';
 import { backoffMs, DEFAULT_ACTION, type Fate, type FateRow, type HandlerAction, type JobOptions } from './job-fate.js';
 
 export const STEP_MS = 500;
@@ -130,30 +131,3 @@ async function stopWorker(supervisor: Supervisor, clock: SimulatedClock, settleS
   await stopping;
 }
 
-/** The store, with a count of its calls still waiting for an answer; `settle` waits until
- *  there are none and what their answers set off has run. Calls are not serialised. */
-function trackCalls(inner: JobStore): { store: JobStore; settle: () => Promise<void> } {
-  let inFlight = 0;
-  const store = new Proxy(inner, {
-    get: (target, key) => {
-      const value = Reflect.get(target, key);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const result: unknown = value.apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        inFlight += 1;
-        return result.finally(() => {
-          inFlight -= 1;
-        });
-      };
-    },
-  });
-  return {
-    store,
-    settle: async () => {
-      do await settle(4);
-      while (inFlight > 0);
-      await settle(4);
-    },
-  };
-}
