@@ -15,7 +15,11 @@ describe('worker heartbeat', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let running = false;
-    const { clock, store, queue, supervisor } = setup({ handlers: { hold: () => ((running = true), held) } });
+    const hold = () => {
+      running = true;
+      return held;
+    };
+    const { clock, store, queue, supervisor } = setup({ handlers: { hold } });
     const started = clock.now();
     await supervisor.start();
     await until('the worker recorded', async () => (await store.listWorkers()).length === 1);
