@@ -35,6 +35,7 @@ describePostgres('row-lock races on PostgreSQL', (url) => {
 
   beforeEach(async () => {
     await pool.query(`delete from "${schema}".jobs`);
+    await pool.query(`delete from "${schema}".queue_starts`);
   });
 
   async function enqueue(count: number, concurrencyKey?: string): Promise<string[]> {
@@ -134,5 +135,24 @@ describePostgres('row-lock races on PostgreSQL', (url) => {
     expect([(await row(a!)).state, (await row(b!)).state]).toEqual(['running', 'pending']);
     // Once that claim committed, the key is full by this store's own count.
     expect(await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'q', limit: 2, perKeyLimit: 1 }] })).toEqual([]);
+  });
+
+  it('starts nothing of a rate-limited queue while another claim holds its window, whose starts this snapshot cannot see', async () => {
+    const rateLimit = { max: 1, intervalMs: 60_000 };
+    await enqueue(2);
+    // Another worker's claim: its window's allowance taken (the queue's rate lock), its start
+    // logged, not committed yet.
+    await other.query('begin');
+    expect((await other.query(`select "${schema}".claim_rate_allowance('q', 1, 60000, now()) as allowed`)).rows).toEqual([{ allowed: 1 }]);
+    await other.query(`insert into "${schema}".queue_starts (queue, at) values ('q', now())`);
+    let claimed: number;
+    try {
+      claimed = (await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'q', limit: 2, rateLimit }] })).length;
+    } finally {
+      await other.query('commit');
+    }
+    expect(claimed).toBe(0);
+    // Committed, that start fills the window by this store's own count.
+    expect(await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'q', limit: 2, rateLimit }] })).toEqual([]);
   });
 });
