@@ -3,12 +3,16 @@
  * real store, its handler doing what a script says on each call, and reads back what the row
  * and its history became, in the shape of the reference model's `Fate` (job-fate.ts).
  *
- * Time keeps to the model's grid: one simulated clock for the store and the supervisor,
- * moved in half-second steps; the supervisor polls and reaps every half second, so a claim
- * comes exactly when the job is due and the reaper ends a waiting job exactly at its
- * `expiresAt`. After each step every store call set off has its answer before time moves on.
- * Cancel and shutdown come from outside, as a user's would: `supervisor.cancel(id)`, and
- * `supervisor.stop({ graceMs: 0 })` followed by a new worker on the same store.
+ * Two workers run from the start, either may claim the job. Time keeps to the model's grid:
+ * one simulated clock for the store and the workers, moved in half-second steps; each worker
+ * polls every half second, so a claim comes exactly when the job is due, and after the polls
+ * of each step the driver runs a reaper pass (`supervisor.reap()`), so the reaper ends a
+ * waiting job exactly at its `expiresAt` and rescues a lapsed lease after that moment's polls. After each step every store call set
+ * off has its answer before time moves on. Cancel, shutdown and crash come from outside, to
+ * the worker running the handler, as a user's or the machine's would: `supervisor.cancel(id)`;
+ * `supervisor.stop({ graceMs: 0 })`; its process dying (from the handler's start on, none of
+ * its store calls goes out nor is answered, its timers do nothing that reaches the store).
+ * A worker stopped or crashed is replaced by a new one, so two are always up.
  */
 import type { SimulatedClock } from 'xstate';
 import type { JobStore } from '../../src/adapters/store.js';
@@ -16,13 +20,15 @@ import {
   createSupervisor, defineQueue, FINAL_JOB_STATES, type Job, PermanentJobError, SkipJobError, SnoozeJobError, type Supervisor,
 } from '../../src/index.js';
 import type { Clock } from '../../src/types.js';
-import { createTestClock, settle } from '../support/sim.js';
-import { backoffMs, DEFAULT_ACTION, type Fate, type FateRow, type HandlerAction, type JobOptions } from './job-fate.js';
+import { createTestClock } from '../support/sim.js';
+import { trackCalls } from '../support/store-proxy.js';
+import { backoffMs, DEFAULT_ACTION, type Fate, type FateRow, type HandlerAction, type JobOptions, LEASE_MS, POLL_MS } from './job-fate.js';
 
 export const STEP_MS = 500;
+/** The workers' own reaper timers never fire in a scenario: the driver reaps each step. */
+const NO_REAPER_TIMER_MS = 3_600_000;
 /** Longer than any scenario: a job not final by then is reported as it stands. */
 const MAX_STEPS = 400;
-const LEASE_MS = 60_000;
 
 export type StoreFactory = (clock: Clock) => Promise<JobStore>;
 
@@ -32,69 +38,102 @@ export async function observeFate(createStore: StoreFactory, options: JobOptions
   const tracked = trackCalls(await createStore(clock));
   const store = tracked.store;
   let calls = 0;
-  /** A cancel or a shutdown the driver must bring about for the call that asked for it. */
-  let external: 'cancel' | 'shutdown' | undefined;
+  /** A cancel, shutdown or crash the driver must bring about, to the worker that asked. */
+  let external: { what: 'cancel' | 'shutdown' | 'crash'; worker: Worker } | undefined;
 
-  const queue = defineQueue('fate', {
-    maxAttempts: options.maxAttempts,
-    deadlineMs: options.deadlineMs,
-    leaseMs: LEASE_MS,
-    backoff: backoffMs,
-    handlers: {
-      work: async ({ signal }: Job) => {
-        const action = script[calls] ?? DEFAULT_ACTION;
-        calls += 1;
-        switch (action.do) {
-          case 'resolve':
-            return action.value;
-          case 'throw':
-            throw new Error('upstream 503');
-          case 'permanent':
-            throw new PermanentJobError('place is gone');
-          case 'skip':
-            throw new SkipJobError('nothing to do');
-          case 'snooze':
-            throw new SnoozeJobError(action.ms);
-          case 'hang':
-            // Ignores its signal: only the deadline (or expiresAt) ends the attempt.
-            return new Promise(() => {});
-          case 'cancel':
-          case 'shutdown':
-            external = action.do;
-            return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
-        }
-      },
-    },
-  });
+  const handlerOf = (worker: Worker) => async (job: Job) => {
+    const { signal } = job;
+    // A zombie of an earlier attempt wakes as this one starts: its write races this attempt.
+    wake((w) => w.attempt < job.attempt);
+    const action = script[calls] ?? DEFAULT_ACTION;
+    calls += 1;
+    switch (action.do) {
+      case 'resolve':
+        return action.value;
+      case 'throw':
+        throw new Error('upstream 503');
+      case 'permanent':
+        throw new PermanentJobError('place is gone');
+      case 'skip':
+        throw new SkipJobError('nothing to do');
+      case 'snooze':
+        throw new SnoozeJobError(action.ms);
+      case 'hang':
+        // Ignores its signal: only the deadline (or expiresAt) ends the attempt.
+        return new Promise(() => {});
+      case 'crash':
+        // From here on the process is gone: nothing of this worker reaches the store.
+        worker.crashed = true;
+        external = { what: 'crash', worker };
+        return new Promise(() => {});
+      case 'freeze':
+        // Its write, and every call after it, waits until the driver wakes the process.
+        worker.frozen = { attempt: job.attempt, held: [] };
+        external = { what: 'crash', worker };
+        return action.value;
+      case 'cancel':
+      case 'shutdown':
+        external = { what: action.do, worker };
+        return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    }
+  };
 
-  let workers = 0;
-  const startWorker = async (): Promise<Supervisor> => {
-    const supervisor = createSupervisor({
-      store, queues: [queue], clock, workerId: `w${++workers}`, pollIntervalMs: STEP_MS, reaperIntervalMs: STEP_MS,
+  /** The queue as every worker and the enqueue see it: one handler per worker. */
+  const fateQueue = (work: (job: Job) => Promise<unknown>) =>
+    defineQueue('fate', { maxAttempts: options.maxAttempts, deadlineMs: options.deadlineMs, leaseMs: LEASE_MS, backoff: backoffMs, handlers: { work } });
+  const workers: Worker[] = [];
+  const startWorker = async (): Promise<void> => {
+    const worker: Worker = { supervisor: undefined as never, crashed: false, frozen: undefined };
+    const queue = fateQueue(handlerOf(worker));
+    worker.supervisor = createSupervisor({
+      store: crashable(worker, store), queues: [queue], clock, workerId: `w${workers.length + 1}`, pollIntervalMs: POLL_MS, reaperIntervalMs: NO_REAPER_TIMER_MS,
     });
-    await supervisor.start();
+    workers.push(worker);
+    await worker.supervisor.start();
     await tracked.settle();
-    return supervisor;
+  };
+  const up = () => workers.filter((w) => !w.crashed && !w.stopped && !w.frozen);
+  /** Wakes the frozen workers `which` picks: their held calls go out now. */
+  const wake = (which: (frozen: NonNullable<Worker['frozen']>) => boolean): boolean => {
+    const woken = workers.filter((w) => w.frozen && which(w.frozen));
+    for (const w of woken) {
+      const held = w.frozen!.held;
+      w.frozen = undefined;
+      for (const send of held) send();
+    }
+    return woken.length > 0;
   };
 
   const expiresAt = options.expiresAtMs === null ? undefined : new Date(t0 + options.expiresAtMs);
-  const { job } = await queue.enqueue(store, 'work', {}, { expiresAt });
-  let supervisor = await startWorker();
+  const { job } = await fateQueue(async () => {}).enqueue(store, 'work', {}, { expiresAt });
+  await startWorker();
+  await startWorker();
   try {
     for (let step = 0; step < MAX_STEPS; step++) {
       const asked = external;
       external = undefined;
-      if (asked === 'cancel') {
-        await supervisor.cancel(job.id);
+      if (asked?.what === 'cancel') {
+        await asked.worker.supervisor.cancel(job.id);
         await tracked.settle();
-      } else if (asked === 'shutdown') {
-        await stopWorker(supervisor, clock, tracked.settle);
-        supervisor = await startWorker();
+      } else if (asked?.what === 'shutdown') {
+        await stopWorker(asked.worker, clock, tracked.settle);
+        await startWorker();
+      } else if (asked?.what === 'crash') {
+        await startWorker();
       }
       if (external) continue;
       const row = await store.getJob({ id: job.id });
-      if (row && FINAL_JOB_STATES.includes(row.state)) break;
+      if (row && FINAL_JOB_STATES.includes(row.state)) {
+        // A zombie whose job ended without another attempt (none left) wakes at the end.
+        if (!wake(() => true)) break;
+        await tracked.settle();
+        continue;
+      }
       clock.increment(STEP_MS);
+      await tracked.settle();
+      // The reaper's pass of this moment, once the polls of this moment have their answers:
+      // run from here, not from each worker's timer, whose calls would race the polls.
+      await up()[0]!.supervisor.reap();
       await tracked.settle();
     }
     const row = (await store.getJob({ id: job.id }))!;
@@ -112,15 +151,40 @@ export async function observeFate(createStore: StoreFactory, options: JobOptions
       calls,
     };
   } finally {
-    await stopWorker(supervisor, clock, tracked.settle);
+    for (const worker of up()) await stopWorker(worker, clock, tracked.settle);
     await store.close();
   }
 }
 
+interface Worker {
+  supervisor: Supervisor;
+  crashed: boolean;
+  /** Frozen after its handler of `attempt` returned; `held`: its calls, sent on waking. */
+  frozen: { attempt: number; held: Array<() => void> } | undefined;
+  stopped?: boolean;
+}
+
+/** The worker's store: once it crashed, a call neither goes out nor is answered; while it is
+ *  frozen, a call waits for it to wake. */
+function crashable(worker: Worker, store: JobStore): JobStore {
+  return new Proxy(store, {
+    get: (target, key) => {
+      const value = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (worker.crashed) return new Promise(() => {});
+        if (worker.frozen) return new Promise((resolve) => worker.frozen!.held.push(() => resolve(value.apply(target, args))));
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
 /** stop() with no grace: the grace timer fires on the clock's next move, which is now. */
-async function stopWorker(supervisor: Supervisor, clock: SimulatedClock, settleStore: () => Promise<void>): Promise<void> {
+async function stopWorker(worker: Worker, clock: SimulatedClock, settleStore: () => Promise<void>): Promise<void> {
+  worker.stopped = true;
   let stopped = false;
-  const stopping = supervisor.stop({ graceMs: 0 }).then(() => {
+  const stopping = worker.supervisor.stop({ graceMs: 0 }).then(() => {
     stopped = true;
   });
   for (let i = 0; i < 20 && !stopped; i++) {
@@ -130,30 +194,3 @@ async function stopWorker(supervisor: Supervisor, clock: SimulatedClock, settleS
   await stopping;
 }
 
-/** The store, with a count of its calls still waiting for an answer; `settle` waits until
- *  there are none and what their answers set off has run. Calls are not serialised. */
-function trackCalls(inner: JobStore): { store: JobStore; settle: () => Promise<void> } {
-  let inFlight = 0;
-  const store = new Proxy(inner, {
-    get: (target, key) => {
-      const value = Reflect.get(target, key);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const result: unknown = value.apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        inFlight += 1;
-        return result.finally(() => {
-          inFlight -= 1;
-        });
-      };
-    },
-  });
-  return {
-    store,
-    settle: async () => {
-      do await settle(4);
-      while (inFlight > 0);
-      await settle(4);
-    },
-  };
-}

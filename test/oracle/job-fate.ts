@@ -4,6 +4,9 @@
  * supervisor's `stop` and reaper), never from the machine: nothing here imports src/machines,
  * so a change to the machine cannot change what the tests expect of it.
  *
+ * Two workers run it (a crashed one is replaced, as a restarted process would be): which one
+ * claims it does not change its fate.
+ *
  * Given the job's options and what its handler does on each call, `fateOf` states the row's
  * final state, error code, attempt count, `maxAttempts`, its last `runAt`, and every history
  * row in order with the time it was written.
@@ -32,7 +35,14 @@ export type HandlerAction =
   /** Is cancelled (supervisor.cancel) while it runs, and honours its signal. */
   | { do: 'cancel' }
   /** Its worker stops with no grace while it runs; another worker takes over. */
-  | { do: 'shutdown' };
+  | { do: 'shutdown' }
+  /** Its worker's process dies as the handler starts: nothing more of it is written. The
+   *  lease lapses, another worker's reaper rescues the job, and a worker claims it again. */
+  | { do: 'crash' }
+  /** Its worker's process is frozen as the handler returns `value` (the write waits in the
+   *  frozen process): as after a crash, the job is rescued and claimed again, and then the
+   *  frozen worker wakes and sends its write, which must change nothing. */
+  | { do: 'freeze'; value: number };
 
 export interface JobOptions {
   maxAttempts: number;
@@ -41,6 +51,13 @@ export interface JobOptions {
   /** The job's deadline across all attempts, ms after the enqueue (half-way between seconds). */
   expiresAtMs: number | null;
 }
+
+/** The queue's lease in these tests: whole seconds. */
+export const LEASE_MS = 3_000;
+/** A reaper pass comes every half second, after the polls of that moment; each worker polls
+ *  every half second (the driver's step). */
+export const REAPER_MS = 500;
+export const POLL_MS = 500;
 
 /** The queue's backoff in these tests: whole seconds, growing with the attempt. */
 export const backoffMs = (attempt: number): number => 1_000 * attempt;
@@ -78,6 +95,8 @@ export function fateOf(options: JobOptions, script: readonly HandlerAction[]): F
   let attempt = 0;
   let state: JobState = 'pending';
   let runAtMs = 0;
+  /** When the next claim comes: when the row is due, but for a rescued job (below). */
+  let claimAtMs = 0;
   let calls = 0;
   const history: FateRow[] = [{ from: null, to: 'pending', attempt: 0, code: null, atMs: 0 }];
   const end = (to: JobState, code: string | null, atMs: number, result: number | null = null): Fate => {
@@ -89,12 +108,13 @@ export function fateOf(options: JobOptions, script: readonly HandlerAction[]): F
     history.push({ from: state, to, attempt, code, atMs });
     state = to;
     runAtMs = due;
+    claimAtMs = due;
   };
 
   for (;;) {
     // Waiting past its expiresAt: the reaper ends it, attempts left or not.
-    if (expiresAtMs !== null && expiresAtMs < runAtMs) return end('dead', 'expired', expiresAtMs);
-    const now = runAtMs;
+    if (expiresAtMs !== null && expiresAtMs < claimAtMs) return end('dead', 'expired', expiresAtMs);
+    const now = claimAtMs;
     attempt += 1;
     history.push({ from: state, to: 'running', attempt, code: null, atMs: now });
     state = 'running';
@@ -134,6 +154,20 @@ export function fateOf(options: JobOptions, script: readonly HandlerAction[]): F
         maxAttempts += 1;
         wait('retrying', 'worker_shutdown', now, now);
         break;
+      case 'crash':
+      case 'freeze': {
+        // No renewal after the claim: the lease lapses LEASE_MS after it, and the first
+        // reaper pass strictly after that rescues the job. It spends the attempt: retried at
+        // once, or dead with none left or once past expiresAt (nothing aborted the attempt:
+        // its worker is gone); lease_expired either way.
+        const rescuedAt = now + LEASE_MS + REAPER_MS;
+        if (attempt >= maxAttempts || (expiresAtMs !== null && expiresAtMs <= rescuedAt)) return end('dead', 'lease_expired', rescuedAt);
+        wait('retrying', 'lease_expired', rescuedAt, rescuedAt);
+        // Due at once, but a rescue wakes no claimer, and the polls of that moment came before
+        // the reaper's pass: the next poll takes it.
+        claimAtMs = rescuedAt + POLL_MS;
+        break;
+      }
     }
     if (fate) return fate;
   }

@@ -32,6 +32,15 @@ export const NAMED: ReadonlyArray<Scenario & { name: string }> = [
   { name: 'expiresAt comes while it waits to retry: dead, expired', options: options({ expiresAtMs: 500 }), script: [{ do: 'throw' }] },
   { name: 'expiresAt comes while snoozed: dead, expired', options: options({ expiresAtMs: 1_500 }), script: [{ do: 'snooze', ms: 2_000 }] },
   { name: 'a retry due before expiresAt runs', options: options({ expiresAtMs: 1_500 }), script: [{ do: 'throw' }, ok] },
+  { name: 'its worker crashes: the lease lapses, another worker rescues it and runs it again', options: options(), script: [{ do: 'crash' }, ok] },
+  { name: 'its worker crashes on the last attempt: dead, lease_expired', options: options({ maxAttempts: 1 }), script: [{ do: 'crash' }] },
+  { name: 'two workers crash in turn: two attempts spent, the third completes', options: options(), script: [{ do: 'crash' }, { do: 'crash' }, ok] },
+  { name: 'its worker crashes and expiresAt passes before the rescue: dead, lease_expired, attempts left', options: options({ expiresAtMs: 2_500 }), script: [{ do: 'crash' }] },
+  { name: 'its worker crashes and expiresAt comes with the rescue: dead, lease_expired', options: options({ expiresAtMs: 3_500 }), script: [{ do: 'crash' }] },
+  { name: 'a zombie: its worker freezes as the handler returns, the job runs again elsewhere, the late result is refused', options: options(), script: [{ do: 'freeze', value: 7 }, ok] },
+  { name: 'a zombie on the last attempt: dead, lease_expired, its late result refused', options: options({ maxAttempts: 1 }), script: [{ do: 'freeze', value: 7 }] },
+  { name: 'a zombie, then the next attempt throws: retried, the late result refused', options: options(), script: [{ do: 'freeze', value: 7 }, { do: 'throw' }, ok] },
+  { name: 'its worker crashes, rescued before expiresAt: runs again', options: options({ expiresAtMs: 4_500 }), script: [{ do: 'crash' }, ok] },
 ];
 
 const action: fc.Arbitrary<HandlerAction> = fc.oneof(
@@ -43,6 +52,8 @@ const action: fc.Arbitrary<HandlerAction> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<HandlerAction>({ do: 'hang' }) },
   { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'cancel' }) },
   { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'shutdown' }) },
+  { weight: 1, arbitrary: fc.constant<HandlerAction>({ do: 'crash' }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 9 }).map((value): HandlerAction => ({ do: 'freeze', value })) },
 );
 
 /** Few attempts, so that scripts run out of attempts as often as they succeed. */

@@ -13,6 +13,9 @@
  * - no job is lost: once the survivors run on, every job ends completed, dead, skipped or
  *   cancelled;
  * - every worker's counters agree with what the store answered it, and together with the rows.
+ *
+ * Between steps the cluster waits for every store call to be answered, except inside a
+ * `together` step, whose calls overlap: each run ends with one (`racingZombie`).
  */
 import fc from 'fast-check';
 import type { JobState } from '../../src/types.js';
@@ -76,17 +79,42 @@ const zombie: fc.Arbitrary<Action[]> = fc
     ...resumeAll,
   ]);
 
+/**
+ * A zombie whose write races the rescue: as above, but time goes only just past its lease
+ * (most runs, before any reaper pass), and the frozen worker wakes as worker 0's reaper runs,
+ * at once: its outcome write and the rescue are in flight together (`together`), on
+ * PostgreSQL on two connections, where elsewhere the cluster answers each call before the next.
+ */
+const racingZombie: fc.Arbitrary<Action[]> = fc
+  .record({
+    count: fc.integer({ min: 1, max: 3 }),
+    pick: fc.nat(9),
+    outcome: fc.constantFrom<Outcome>('ok', 'fail', 'permanent', 'skip', 'snooze'),
+    lateMs: fc.integer({ min: LEASE_MS + 1, max: LEASE_MS + 300 }),
+  })
+  .map(({ count, pick, outcome, lateMs }): Action[] => [
+    ...resumeAll,
+    { kind: 'enqueue', count },
+    { kind: 'advance', ms: 600 },
+    { kind: 'freeze', pick, outcome },
+    ...Array.from({ length: 2 * WORKERS }, (): Action => ({ kind: 'finish', pick: 0, outcome: 'ok' })),
+    { kind: 'advance', ms: lateMs },
+    { kind: 'together', actions: [...resumeAll, { kind: 'reap', worker: 0 }] },
+  ]);
+
 /** Random steps only, no zombie chain forced: what the power of `actions` is measured against. */
 export const steps = fc
   .array(fc.oneof({ weight: 9, arbitrary: action.map((a) => [a]) }, { weight: 1, arbitrary: zombie }), { maxLength: 15 })
   .map((chunks) => chunks.flat());
 
-/** Random steps around one zombie at least. */
+/** Random steps around one zombie at least, and one whose write races a rescue. */
 export const actions: fc.Arbitrary<Action[]> = fc
-  .tuple(steps, zombie, steps)
-  .map(([before, chain, after]) => [...before, ...chain, ...after]);
+  .tuple(steps, zombie, steps, racingZombie)
+  .map(([before, chain, after, race]) => [...before, ...chain, ...after, ...race]);
 
-export async function checkCluster(createStore: StoreFactory, run: readonly Action[]): Promise<void> {
+/** `observed`: told, at the end of a run that held, how many times an outcome write and a
+ *  rescue were in flight at once. */
+export async function checkCluster(createStore: StoreFactory, run: readonly Action[], observed?: (overlaps: number) => void): Promise<void> {
   const cluster = await Cluster.start(createStore, WORKERS);
   try {
     const seen = new Map<string, { attempt: number; state: JobState }>();
@@ -98,6 +126,7 @@ export async function checkCluster(createStore: StoreFactory, run: readonly Acti
     await expectSound(cluster, seen, 'after recovery');
     await cluster.stop();
     await expectEnd(cluster);
+    observed?.(cluster.observer.overlaps);
   } finally {
     // Only simulated timers: a cluster left running on a failure holds nothing open.
     await cluster.store.close();

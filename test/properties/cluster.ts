@@ -40,7 +40,11 @@ export type Action =
   | { kind: 'reap'; worker: number }
   | { kind: 'pause'; worker: number }
   | { kind: 'resume'; worker: number }
-  | { kind: 'crash'; worker: number };
+  | { kind: 'crash'; worker: number }
+  /** Several actions set off at once, with no wait between them: their store calls overlap
+   *  (on PostgreSQL, on connections of their own), e.g. a frozen worker's write sent as
+   *  another worker's reaper rescues. No `advance` among them. */
+  | { kind: 'together'; actions: Action[] };
 
 /** One handler call waiting for the test to finish it. */
 interface Attempt {
@@ -90,6 +94,12 @@ export class Cluster {
   }
 
   async run(action: Action): Promise<void> {
+    await this.#act(action);
+    await this.settle();
+  }
+
+  /** What `action` sets off, not waiting for the store calls it makes to be answered. */
+  async #act(action: Action): Promise<void> {
     switch (action.kind) {
       case 'enqueue': {
         const expiresAt = action.expiresInMs == null ? null : new Date(this.now + action.expiresInMs);
@@ -137,8 +147,10 @@ export class Cluster {
       case 'crash':
         this.workers[action.worker]!.status = 'crashed';
         break;
+      case 'together':
+        await Promise.all(action.actions.map((a) => this.#act(a)));
+        break;
     }
-    await this.settle();
   }
 
   /** World time moves; the clocks of the workers that are up move with it. */

@@ -36,6 +36,12 @@ export class LeaseObserver {
   /** Calls started and answered, in order: the time of the proofs below. */
   #seq = 0;
   #inFlight = 0;
+  /** Rescues and outcome writes waiting for their answer now. */
+  #rescuesInFlight = 0;
+  #outcomesInFlight = 0;
+  /** Times an outcome write and a rescue were in flight at once: the store ran them
+   *  concurrently (on PostgreSQL, on two connections). */
+  overlaps = 0;
   /** Per job, the token of each attempt claimed. */
   readonly #tokens = new Map<string, Map<number, string>>();
   /** When each token was proven over, and by what. */
@@ -68,7 +74,7 @@ export class LeaseObserver {
         }),
       setStatesIfRunning: (params) =>
         this.#call(async (sentAt) => {
-          const answers = await this.#store.setStatesIfRunning(params);
+          const answers = await this.#overlapping('outcome', () => this.#store.setStatesIfRunning(params));
           params.outcomes.forEach((outcome, i) => {
             this.#checkWrite('an outcome', outcome, sentAt, answers[i]!);
             if (!answers[i]) {
@@ -87,7 +93,7 @@ export class LeaseObserver {
         }),
       rescueExpiredJobs: (params) =>
         this.#call(async () => {
-          const rescued = await this.#store.rescueExpiredJobs(params);
+          const rescued = await this.#overlapping('rescue', () => this.#store.rescueExpiredJobs(params));
           for (const job of rescued) {
             const token = this.#tokens.get(job.id)?.get(job.attempt);
             if (token) this.#end(token, 'the reaper');
@@ -144,6 +150,18 @@ export class LeaseObserver {
       this.violations.push(`${what} without job ${lease.id}'s current lease applied (token ${lease.leaseToken}, ended by ${over.by})`);
     }
     if (!applied) this.#refusals.push({ what, id: lease.id, token: lease.leaseToken });
+  }
+
+  async #overlapping<T>(kind: 'outcome' | 'rescue', call: () => Promise<T>): Promise<T> {
+    if ((kind === 'outcome' ? this.#rescuesInFlight : this.#outcomesInFlight) > 0) this.overlaps += 1;
+    if (kind === 'outcome') this.#outcomesInFlight += 1;
+    else this.#rescuesInFlight += 1;
+    try {
+      return await call();
+    } finally {
+      if (kind === 'outcome') this.#outcomesInFlight -= 1;
+      else this.#rescuesInFlight -= 1;
+    }
   }
 
   #end(token: string, by: string): void {

@@ -28,9 +28,10 @@ describe('supervisor: progress', () => {
     expect((await store.getJob({ id: job.id }))?.progress).toEqual({ percent: 10, message: 'fetching', at: new Date(t0) });
     report(20);
     report(30, 'parsing');
-    await advance(clock, 999, 333);
-    expect(writes).toHaveLength(1);
-    await advance(clock, 1);
+    // Held until the window's end: the write's time in the row says when it went.
+    clock.increment(999);
+    clock.increment(1);
+    await until('the held report written', () => writes.length === 2);
     expect(writes.map((w) => w.map((u) => [u.percent, u.message]))).toEqual([[[10, 'fetching']], [[30, 'parsing']]]);
     expect((await store.getJob({ id: job.id }))?.progress).toEqual({ percent: 30, message: 'parsing', at: new Date(t0 + 1_000) });
     // Nothing waits: the next report after the window is written at once.
@@ -117,18 +118,21 @@ describe('supervisor: progress of several jobs', () => {
     await until('both handlers run', () => reports.length === 2);
     const t0 = clock.now();
     const [a, b] = reports;
+    // Each report sets its timer as it is made; each write is recorded when it is sent, by
+    // the clock, which moves only here.
     b!(10);
     await until("b's first report written", () => written.length === 1);
-    await advance(clock, 500, 100);
+    clock.increment(500);
     a!(1);
     await until("a's first report written", () => written.length === 2);
-    await advance(clock, 100, 100);
+    clock.increment(100);
     a!(2); // held until 1 500
-    await settle();
-    await advance(clock, 100, 100);
+    clock.increment(100);
     b!(20); // held until 1 000: sooner than the timer already set for a's
-    await settle();
-    await advance(clock, 1_000, 100);
+    clock.increment(300);
+    await until("b's held report written", () => written.length === 3);
+    clock.increment(500);
+    await until("a's held report written", () => written.length === 4);
     expect(written).toEqual([[0, 10], [500, 1], [1_000, 20], [1_500, 2]]);
     go.resolve();
     await drained;

@@ -1,32 +1,31 @@
 /**
- * Schedules on Postgres with a worker whose wall clock is 10 minutes off: ticks are computed
- * and written by the database's clock. Real time (an every-second schedule); every wait polls
- * with a deadline.
+ * Schedules on Postgres with a worker whose clock is 10 minutes off: ticks are computed and
+ * written by the store's clock. The store's "now" (the database's, in production) is a
+ * simulated clock passed into every statement, so each tick's time is known to the
+ * millisecond; the worker's clock is another, skewed. Both move only when the test steps
+ * them, and each step waits for the store calls it set off.
  */
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { postgresStore } from '../../src/adapters/postgres/index.js';
-import { createSupervisor, defineQueue, defineSchedule, type Supervisor } from '../../src/index.js';
+import { createSupervisor, defineQueue, defineSchedule } from '../../src/index.js';
 import { describePostgres, dropSchema, freshSchema, testPool } from '../support/postgres.js';
+import { createTestClock } from '../support/sim.js';
+import { trackCalls } from '../support/store-proxy.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const MINUTE = 60_000;
+/** The store's time at start: 300 ms past a second. */
+const START = Date.UTC(2026, 10, 29, 12, 0, 0, 300);
+const STEP_MS = 100;
 
-describePostgres('schedules on Postgres by the database clock', (url) => {
+describePostgres('schedules on Postgres by the store\'s clock', (url) => {
   const schema = freshSchema('jv_pg_schedules');
   let admin: pg.Pool;
-  let supervisor: Supervisor | undefined;
 
   beforeAll(async () => {
     admin = testPool(url);
     await postgresStore({ pool: admin, schema }).migrate();
-  });
-
-  afterEach(async () => {
-    await supervisor?.stop({ graceMs: 0 });
-    supervisor = undefined;
-    vi.restoreAllMocks();
-    await admin.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals, "${schema}".schedules`);
   });
 
   afterAll(async () => {
@@ -35,41 +34,47 @@ describePostgres('schedules on Postgres by the database clock', (url) => {
   });
 
   for (const skew of [10 * MINUTE, -10 * MINUTE]) {
-    it(`writes last_tick_at and runAt by the database's clock when the worker's is ${skew > 0 ? 'ahead' : 'behind'}`, async () => {
-      const realNow = Date.now.bind(Date);
-      vi.spyOn(Date, 'now').mockImplementation(() => realNow() + skew);
+    it(`writes each tick, last_tick_at and runAt at the tick by the store's clock when the worker's is ${skew > 0 ? 'ahead' : 'behind'}`, async () => {
+      await admin.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".schedules cascade`);
+      const storeClock = createTestClock(START);
+      const workerClock = createTestClock(START + skew);
+      // Anything that read the process's wall clock would be off too.
+      vi.spyOn(Date, 'now').mockImplementation(() => workerClock.now());
       const ticks = defineQueue('ticks', { handlers: { tick: async () => {} } });
       const idle = defineQueue('idle', { handlers: { none: async () => {} } });
-      const store = postgresStore({ pool: admin, schema });
+      const { store, settle } = trackCalls(postgresStore({ pool: admin, schema, clock: storeClock }));
       // The ticks' queue is not run: its jobs stay as the scheduler wrote them.
-      supervisor = createSupervisor({
+      const supervisor = createSupervisor({
         store,
+        clock: workerClock,
         queues: [idle],
         schedules: [defineSchedule({ name: 'every-second', cron: '* * * * * *', queue: ticks, kind: 'tick', payload: {} })],
         logger: silent,
       });
-      await supervisor.start();
-      const rows = await vi.waitFor(
-        async () => {
-          const { rows } = await admin.query<{ run_at: Date; created_at: Date; db_now: Date }>(
-            `select run_at, created_at, now() as db_now from "${schema}".jobs order by id`,
-          );
-          expect(rows.length).toBeGreaterThanOrEqual(2);
-          return rows;
-        },
-        { timeout: 10_000, interval: 50 },
-      );
-      const {
-        rows: [schedule],
-      } = await admin.query<{ last_tick_at: Date; db_now: Date }>(
-        `select last_tick_at, now() as db_now from "${schema}".schedules where name = 'every-second'`,
-      );
-      for (const row of rows) {
-        // A tick is enqueued when it is due by the database's clock, within the round trip.
-        expect(Math.abs(row.created_at.getTime() - row.run_at.getTime())).toBeLessThan(5_000);
-        expect(row.run_at.getMilliseconds()).toBe(0);
+      const step = async (ms: number) => {
+        storeClock.increment(ms);
+        workerClock.increment(ms);
+        await settle();
+      };
+      try {
+        await supervisor.start();
+        await settle();
+        for (let t = 0; t < 3_000; t += STEP_MS) await step(STEP_MS);
+      } finally {
+        let stopped = false;
+        const stopping = supervisor.stop({ graceMs: 0 }).then(() => (stopped = true));
+        // The grace timer fires on the clock's next move, which is now.
+        for (let i = 0; i < 20 && !stopped; i++) await step(0);
+        await stopping;
+        vi.restoreAllMocks();
       }
-      expect(Math.abs(schedule!.db_now.getTime() - schedule!.last_tick_at.getTime())).toBeLessThan(5_000);
+      const { rows } = await admin.query<{ run_at: Date; created_at: Date }>(`select run_at, created_at from "${schema}".jobs order by id`);
+      // Neither early nor late: each written at its tick, which the store's clock reached on a step.
+      const expected = ['2026-11-29T12:00:01.000Z', '2026-11-29T12:00:02.000Z', '2026-11-29T12:00:03.000Z'];
+      expect(rows.map((row) => [row.run_at.toISOString(), row.created_at.toISOString()])).toEqual(expected.map((at) => [at, at]));
+      const { rows: schedules } = await admin.query<{ last_tick_at: Date }>(`select last_tick_at from "${schema}".schedules where name = 'every-second'`);
+      expect(schedules.map((s) => s.last_tick_at.toISOString())).toEqual([expected.at(-1)]);
     });
   }
 });
+

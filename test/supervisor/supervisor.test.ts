@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
 import { defineQueue, PermanentJobError, SkipJobError, type Job } from '../../src/index.js';
 import type { DeadJobAlert } from '../../src/supervisor/alerts.js';
+import type { ClaimPlanner } from '../../src/supervisor/claim-planner.js';
 import { createSupervisor } from '../../src/supervisor/supervisor.js';
 import { advance, createTestClock, deferred, settle, until } from '../support/sim.js';
 import { stopSupervisorsAfterEach } from './harness.js';
@@ -411,6 +412,34 @@ describe('supervisor: limits', () => {
     expect(perQueue.a.peak).toBeLessThanOrEqual(2);
     expect(perQueue.b.peak).toBeLessThanOrEqual(2);
     expect((await store.countJobs()).every((c) => c.state === 'completed')).toBe(true);
+  });
+
+  it('gives a gate slot back when a job the planner started ends before the gate admits it', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const ran: string[] = [];
+    const queue = defineQueue('g', { concurrency: 1, gate: 'gpu', handlers: { j: async ({ payload }: Job<{ n: string }>) => void ran.push(payload.n) } });
+    const supervisor = createSupervisor({ store, clock, queues: [queue], gates: { gpu: 1 }, workerId: 'w1' });
+    track(supervisor, clock);
+    // The gate's limiter admits a job a few microtasks after the planner starts it (once the
+    // job before has left it). Held busy here by a task the planner does not count, it admits
+    // only when the test says: by then the job it was to admit has been cancelled.
+    const gate = (supervisor as unknown as { planner: ClaimPlanner }).planner.gates.get('gpu')!.limit;
+    const busy = deferred<void>();
+    void gate(() => busy.promise);
+    const { job: b } = await queue.enqueue(store, 'j', { n: 'b' });
+    await supervisor.start();
+    await until('b waits in the gate', () => gate.pendingCount === 1);
+    expect(await supervisor.cancel(b.id)).toBe(true);
+    await until('b cancelled', async () => (await store.getJob({ id: b.id }))?.state === 'cancelled');
+    busy.resolve();
+    const { job: c } = await queue.enqueue(store, 'j', { n: 'c' });
+    await until('c completed', async () => {
+      await advance(clock, 100);
+      return (await store.getJob({ id: c.id }))?.state === 'completed';
+    }, 200);
+    expect(ran).toEqual(['c']);
+    expect(gate.activeCount).toBe(0);
   });
 
   it('claims only as many jobs as it has free slots', async () => {

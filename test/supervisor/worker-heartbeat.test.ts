@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { WORKER_HEARTBEAT_MS } from '../../src/supervisor/worker-heartbeat.js';
-import { advance, settle } from '../support/sim.js';
+import { advance, until } from '../support/sim.js';
 import { supervisorHarness } from './harness.js';
 
 describe('worker heartbeat', () => {
@@ -14,16 +14,22 @@ describe('worker heartbeat', () => {
   it('records the supervisor at start, moves its last seen with its running count, and removes it at stop', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const { clock, store, queue, supervisor } = setup({ handlers: { hold: () => held } });
+    let running = false;
+    const hold = () => {
+      running = true;
+      return held;
+    };
+    const { clock, store, queue, supervisor } = setup({ handlers: { hold } });
     const started = clock.now();
     await supervisor.start();
-    await settle();
+    await until('the worker recorded', async () => (await store.listWorkers()).length === 1);
     expect(await store.listWorkers()).toEqual([
       { workerId: 'w1', host: hostname(), pid: process.pid, queues: ['work'], running: 0, startedAt: new Date(started), lastSeenAt: new Date(started) },
     ]);
     await queue.enqueue(store, 'hold', {});
-    await settle();
+    await until('the job runs', () => running);
     await advance(clock, WORKER_HEARTBEAT_MS);
+    await until('the heartbeat written', async () => (await store.listWorkers())[0]?.running === 1);
     expect(await store.listWorkers()).toEqual([
       expect.objectContaining({ running: 1, startedAt: new Date(started), lastSeenAt: new Date(started + WORKER_HEARTBEAT_MS) }),
     ]);
@@ -37,13 +43,14 @@ describe('worker heartbeat', () => {
     const logger = { debug() {}, info() {}, error() {}, warn: (_: object, msg?: string) => void warnings.push(msg ?? '') };
     const { clock, store, queue, supervisor } = setup({ handlers: { k: async () => 'ok' } }, { logger });
     store.recordWorker = () => Promise.reject(new Error('workers table gone'));
+    const failures = () => warnings.filter((w) => w === 'worker heartbeat failed; trying again at the next').length;
     await supervisor.start();
-    await settle();
-    expect(warnings).toContain('worker heartbeat failed; trying again at the next');
+    await until('the refused heartbeat logged', () => failures() === 1);
     const { job } = await queue.enqueue(store, 'k', {});
     await advance(clock, 100);
-    expect((await store.getJob({ id: job.id }))?.state).toBe('completed');
+    await until('the job completed', async () => (await store.getJob({ id: job.id }))?.state === 'completed');
     await advance(clock, WORKER_HEARTBEAT_MS);
-    expect(warnings.filter((w) => w.startsWith('worker heartbeat failed'))).toHaveLength(2);
+    await until('the next refused heartbeat logged', () => failures() === 2);
+    expect(failures()).toBe(2);
   });
 });

@@ -100,6 +100,8 @@ function describeSqlEnqueue(open: () => Database): void {
     [`'emails', '-welcome'`, /^enqueue: kind must be .*; got "-welcome"$/],
     [`'emails', repeat('k', 129)`, /^enqueue: kind must be /],
     [`'emails', 'welcome', '{"big": "${'x'.repeat(100)}"}', max_payload_bytes => 64`, /^enqueue: payload is 1\d\d bytes of JSON, over the limit of 64$/],
+    // Bytes, not characters: 51 characters of JSON text, 91 bytes of UTF-8.
+    [`'emails', 'welcome', '{"big": "${'é'.repeat(40)}"}', max_payload_bytes => 64`, /^enqueue: payload is 91 bytes of JSON, over the limit of 64$/],
     [`'emails', 'welcome', priority => null`, /^enqueue: priority must be an integer, got null$/],
     [`'emails', 'welcome', max_attempts => 0`, /^enqueue: max_attempts must be a positive integer, got 0$/],
     [`'emails', 'welcome', unique_key => ''`, /^enqueue: unique_key must be a non-empty string$/],
@@ -248,7 +250,7 @@ describePostgres('SQL enqueue on PostgreSQL', (url) => {
       }
     },
     reset: async () => {
-      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
+      await pool.query(`truncate "${schema}".jobs, "${schema}".job_events cascade`);
     },
   }));
 });
@@ -280,7 +282,7 @@ describe('SQL enqueue on PGlite', () => {
       });
     },
     reset: async () => {
-      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events, "${schema}".job_signals`);
+      await pglite.exec(`truncate "${schema}".jobs, "${schema}".job_events cascade`);
     },
   }));
 });
