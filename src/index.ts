@@ -17,7 +17,7 @@ export type {
   ResolvedQueueSettings,
   ResultOf,
 } from './queue.js';
-export { defineFlow, flowJob } from './flows/define-flow.js';
+export { defineFlow, flowJob, MAX_FLOW_JOBS } from './flows/define-flow.js';
 export { enqueueFlow } from './flows/enqueue-flow.js';
 export { retryFlow } from './flows/retry-flow.js';
 export type { EnqueuedFlow } from './flows/enqueue-flow.js';
