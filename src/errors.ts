@@ -171,6 +171,15 @@ export class InvalidFlowError extends JobvisorError {
   }
 }
 
+/** A flow id that the store does not hold. */
+export class FlowNotFoundError extends JobvisorError {
+  readonly flowId: string;
+  constructor(flowId: string) {
+    super('flow_not_found', `no flow with id ${flowId}`);
+    this.flowId = flowId;
+  }
+}
+
 /** A signal sent to a job that has ended (completed, dead, skipped or cancelled): it can
  *  never be received. Nothing was written. */
 export class JobEndedError extends JobvisorError {

@@ -17,8 +17,9 @@ export type {
   ResolvedQueueSettings,
   ResultOf,
 } from './queue.js';
-export { defineFlow, flowJob } from './flows/define-flow.js';
+export { defineFlow, flowJob, MAX_FLOW_JOBS } from './flows/define-flow.js';
 export { enqueueFlow } from './flows/enqueue-flow.js';
+export { retryFlow } from './flows/retry-flow.js';
 export type { EnqueuedFlow } from './flows/enqueue-flow.js';
 export { ContinueAfter, continueAfter } from './flows/continue-after.js';
 export type {
@@ -38,6 +39,7 @@ export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js
 export {
   DataDirLockedError,
   DatabaseUnavailableError,
+  FlowNotFoundError,
   InvalidFlowError,
   InvalidOptionError,
   InvalidPayloadError,

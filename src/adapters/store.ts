@@ -386,7 +386,11 @@ export interface JobStore {
   cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null>;
 
   /** A dead, cancelled or skipped job goes back to `pending`, with at least one attempt left,
-   *  no cancel request, and no `expiresAt` if that has passed. */
+   *  no cancel request, and no `expiresAt` if that has passed. In a flow it goes to `waiting`
+   *  while a parent has not ended, the jobs its failure cancelled or killed come back with it,
+   *  and those that wait for it wait again (docs/workflows.md, "Retrying a flow"). Not retried
+   *  (`retried: false`) while a live job holds its unique key, or a parent has failed under
+   *  an edge that is not `run`. */
   retryJob(params: { id: string }): Promise<{ job: JobRecord; retried: boolean } | null>;
 
   getJob(params: { id: string }): Promise<JobRecord | null>;
@@ -469,6 +473,10 @@ export interface JobStore {
    *  retrying, waiting), and asks the workers of the running ones to cancel them, as
    *  `cancelJob` does, in one step. Null if there is no such flow. */
   cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null>;
+  /** Retries every dead, cancelled or skipped job of the flow at once, as `retryJob` does
+   *  (docs/workflows.md, "Retrying a flow"): `retried` jobs, and how many are `left` ended
+   *  that way (a stored parent outside the flow failed). Null if there is no such flow. */
+  retryFlow(params: { id: string }): Promise<{ retried: number; left: number } | null>;
 
   // Durable jobs (docs/durable-jobs.md): steps, sleeps and signals.
 

@@ -3,7 +3,7 @@
  * failure is reported as one line on stderr (`jobvisor: …`).
  */
 import { CommanderError } from 'commander';
-import { InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError, UnknownQueueError } from '../errors.js';
+import { FlowNotFoundError, InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError, UnknownQueueError } from '../errors.js';
 
 export const EXIT = {
   ok: 0,
@@ -42,7 +42,7 @@ export function classify(error: unknown): { exitCode: ExitCode; line: string | u
   if (error instanceof InvalidOptionError || error instanceof InvalidPayloadError || error instanceof UnknownQueueError) {
     return { exitCode: EXIT.usage, line: error.message };
   }
-  if (error instanceof JobNotFoundError) return { exitCode: EXIT.notFound, line: error.message };
+  if (error instanceof JobNotFoundError || error instanceof FlowNotFoundError) return { exitCode: EXIT.notFound, line: error.message };
   if (error instanceof JobEndedError) return { exitCode: EXIT.notApplied, line: error.message };
   if (isConnectionError(error)) return { exitCode: EXIT.unavailable, line: `lost the database connection: ${describeError(error)}` };
   return { exitCode: EXIT.failure, line: describeError(error) };

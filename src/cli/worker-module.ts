@@ -8,6 +8,7 @@
  *   gates         { name: size } for the queues' `gate` option
  *   concurrency   jobs running at once across all queues
  *   onDead        the dead-job alert sink
+ *   supervisor    timing options of the supervisor (supervisor-tuning.ts); flags override them
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,6 +17,7 @@ import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
 import type { DeadJobSink } from '../supervisor/alerts.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
+import { moduleTuning, type SupervisorTuning } from './supervisor-tuning.js';
 
 export interface WorkerModule {
   queues: Queue[];
@@ -23,6 +25,7 @@ export interface WorkerModule {
   gates?: Record<string, number>;
   concurrency?: number;
   onDead?: DeadJobSink;
+  supervisor: SupervisorTuning;
 }
 
 export async function loadWorkerModule(path: string): Promise<WorkerModule> {
@@ -35,7 +38,7 @@ export async function loadWorkerModule(path: string): Promise<WorkerModule> {
     throw new CliError(EXIT.failure, `worker module ${path} failed to load: ${describeError(error)}${typeScriptHint(file, error)}`);
   }
   const exported = !('queues' in loaded) && isObject(loaded.default) ? loaded.default : loaded;
-  const { queues, schedules, gates, concurrency, onDead } = exported;
+  const { queues, schedules, gates, concurrency, onDead, supervisor } = exported;
   if (!Array.isArray(queues) || queues.length === 0 || !queues.every(isQueue)) {
     throw new CliError(EXIT.usage, `worker module ${path} does not export \`queues\`: an array of defineQueue(...) results`);
   }
@@ -52,6 +55,7 @@ export async function loadWorkerModule(path: string): Promise<WorkerModule> {
   }
   return {
     queues,
+    supervisor: moduleTuning(path, supervisor),
     ...(schedules !== undefined ? { schedules: schedules as Schedule[] } : {}),
     ...(gates !== undefined ? { gates: gates as Record<string, number> } : {}),
     ...(concurrency !== undefined ? { concurrency } : {}),

@@ -13,8 +13,8 @@ export function assertPolicy(what: string, value: unknown): asserts value is OnD
   }
 }
 
-export function assertJobId(what: string, value: unknown): asserts value is string {
+export function assertJobId(what: string, value: unknown, kind: 'job' | 'flow' = 'job'): asserts value is string {
   if (typeof value !== 'string' || !JOB_ID.test(value)) {
-    throw new InvalidOptionError(what, `must be a job id (a decimal string), got ${JSON.stringify(value)}`);
+    throw new InvalidOptionError(what, `must be a ${kind} id (a decimal string), got ${JSON.stringify(value)}`);
   }
 }

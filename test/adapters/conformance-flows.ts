@@ -347,6 +347,161 @@ export function describeFlowConformance(current: CurrentStore, factory: Pick<Sto
       });
     });
   });
+
+  describe('flows: retrying after a failure', () => {
+    async function fail(node: string, state: 'dead' | 'cancelled' | 'skipped' = 'dead'): Promise<ClaimedJob> {
+      const job = await claimNode(node);
+      expect(await setState(outcome(state, lease(job)))).toBe(true);
+      return job;
+    }
+
+    async function waitingCount(id: string): Promise<{ state: string; open: number }> {
+      const job = await getJob(id);
+      const edges = await store().getJobDependencies({ id });
+      return { state: job.state, open: edges.filter((e) => !['completed', 'dead', 'skipped', 'cancelled'].includes(e.job.state)).length };
+    }
+
+    it('counts a retried parent once: C (run on a) still waits for a slow b after a dies, is retried and completes', async () => {
+      const flow = await diamond('run');
+      const [, , c] = flow.jobs;
+      const b = await claimNode('b');
+      const a = await fail('a');
+      expect((await getJob(c!.id)).state).toBe('waiting');
+      expect(await store().retryJob({ id: a.id })).toMatchObject({ retried: true, job: { state: 'pending' } });
+      // c waits for a's new run too.
+      expect((await getJob(c!.id)).state).toBe('waiting');
+      await complete(await claimNode('a'));
+      expect((await getJob(c!.id)).state).toBe('waiting');
+      await complete(b);
+      expect((await getJob(c!.id)).state).toBe('pending');
+      const events = await store().getJobEvents({ id: c!.id });
+      expect(events.map((e) => e.toState)).toEqual(['waiting', 'pending']);
+      expect(events.at(-1)!.error).toBeNull();
+    });
+
+    it('a job cancelled while waiting goes back to waiting on retryJob while its parent runs, and runs after it', async () => {
+      const flow = await store().enqueueFlow({ name: 'f', jobs: [flowJob('a'), flowJob('b', [on(0, 'a')])] });
+      const [, b] = flow.jobs;
+      const a = await claimNode('a');
+      await store().cancelJob({ id: b!.id });
+      expect(await store().retryJob({ id: b!.id })).toMatchObject({ retried: true, job: { state: 'waiting' } });
+      expect(await waitingCount(b!.id)).toEqual({ state: 'waiting', open: 1 });
+      expect(await claimableIds()).toEqual([]);
+      expect((await history(b!.id)).map((s) => s.toState)).toEqual(['waiting', 'cancelled', 'waiting']);
+      await complete(a);
+      expect((await getJob(b!.id)).state).toBe('pending');
+      // With every parent done, a retry makes it due at once.
+      await fail('b', 'cancelled');
+      expect(await store().retryJob({ id: b!.id })).toMatchObject({ retried: true, job: { state: 'pending' } });
+    });
+
+    it('refuses to retry a job whose parent failed under a cancel or die edge, and writes nothing', async () => {
+      const flow = await diamond('die');
+      const [, , c, d] = flow.jobs;
+      await fail('a', 'cancelled');
+      expect((await getJob(c!.id)).state).toBe('dead');
+      const before = await history(c!.id);
+      expect(await store().retryJob({ id: c!.id })).toMatchObject({ retried: false, job: { state: 'dead' } });
+      expect(await store().retryJob({ id: d!.id })).toMatchObject({ retried: false, job: { state: 'cancelled' } });
+      expect(await history(c!.id)).toEqual(before);
+    });
+
+    it.each(['cancel', 'die'] as const)('a retried parent brings back the jobs its failure ended (onFailure %s), each waiting for what has not ended', async (policy) => {
+      const flow = await diamond(policy);
+      const [, , c, d] = flow.jobs;
+      await complete(await claimNode('b'));
+      const a = await fail('a');
+      expect((await getJob(d!.id)).state).toBe('cancelled');
+      clock().advance(1_000);
+      expect(await store().retryJob({ id: a.id })).toMatchObject({ retried: true, job: { state: 'pending' } });
+      expect(await waitingCount(c!.id)).toEqual({ state: 'waiting', open: 1 });
+      expect(await waitingCount(d!.id)).toEqual({ state: 'waiting', open: 1 });
+      expect((await history(c!.id)).at(-1)).toEqual(step(policy === 'die' ? 'dead' : 'cancelled', 'waiting', 0, null, T0 + 1_000));
+      expect(await claimableIds()).toEqual([a.id]);
+      await complete(await claimNode('a'));
+      expect(await claimableIds()).toEqual([c!.id]);
+      await complete(await claimNode('c'));
+      expect(await claimableIds()).toEqual([d!.id]);
+    });
+
+    it('a job released by a failed parent (onFailure run) and not claimed yet waits again for its retry', async () => {
+      const flow = await diamond('run');
+      const [, , c] = flow.jobs;
+      await complete(await claimNode('b'));
+      const a = await fail('a');
+      expect((await getJob(c!.id)).state).toBe('pending');
+      clock().advance(1_000);
+      await store().retryJob({ id: a.id });
+      expect(await waitingCount(c!.id)).toEqual({ state: 'waiting', open: 1 });
+      const events = await store().getJobEvents({ id: c!.id });
+      expect(events.at(-1)).toMatchObject({
+        fromState: 'pending',
+        toState: 'waiting',
+        error: { code: 'dependency_retried', message: `parent "a" (job ${a.id}) retried; waits for it again` },
+      });
+      await complete(await claimNode('a'));
+      expect((await getJob(c!.id)).state).toBe('pending');
+      expect((await store().getJobEvents({ id: c!.id })).at(-1)!.error).toBeNull();
+    });
+
+    it('a retried child brings back the job that waited for it (fan-out), which runs again after it', async () => {
+      await store().enqueueJobs({ jobs: [{ queue: 'q', kind: 'parent', payload: { node: 'p' }, maxAttempts: 1 }] });
+      const parent = await claimNode('p');
+      expect(await setState({ ...lease(parent), state: 'waiting', children: [child('x')] })).toBe(true);
+      const x = await fail('x');
+      expect((await getJob(parent.id)).state).toBe('cancelled');
+      await store().retryJob({ id: x.id });
+      expect(await waitingCount(parent.id)).toEqual({ state: 'waiting', open: 1 });
+      await complete(await claimNode('x'));
+      expect(await claimableIds()).toEqual([parent.id]);
+    });
+
+    it('retryFlow resumes a cancelled flow: every failed job back, each due only after all its parents end', async () => {
+      const flow = await diamond();
+      const [a, b, c, d] = flow.jobs;
+      expect(await store().cancelFlow({ id: flow.flowId })).toEqual({ cancelled: 4, requested: 0 });
+      expect(await store().retryFlow({ id: flow.flowId })).toEqual({ retried: 4, left: 0 });
+      expect((await store().getFlow({ id: flow.flowId }))!.jobs.map((j) => j.job.state)).toEqual(['pending', 'pending', 'waiting', 'waiting']);
+      expect(await waitingCount(c!.id)).toEqual({ state: 'waiting', open: 2 });
+      await complete(await claimNode('a'));
+      expect((await getJob(c!.id)).state).toBe('waiting');
+      await complete(await claimNode('b'));
+      await complete(await claimNode('c'));
+      await complete(await claimNode('d'));
+      expect(await getJob(a!.id)).toMatchObject({ state: 'completed' });
+      expect((await history(d!.id)).map((s) => s.toState)).toEqual(['waiting', 'cancelled', 'waiting', 'pending', 'running', 'completed']);
+      expect(await store().retryFlow({ id: flow.flowId })).toEqual({ retried: 0, left: 0 });
+      expect(await store().retryFlow({ id: '987654321' })).toBeNull();
+    });
+
+    it('retryFlow after a failure mid-flow: the dead job and what it cancelled come back, completed jobs stay', async () => {
+      const flow = await diamond();
+      const [, b, c, d] = flow.jobs;
+      await complete(await claimNode('b'));
+      await fail('a');
+      expect(await store().retryFlow({ id: flow.flowId })).toEqual({ retried: 3, left: 0 });
+      expect((await getJob(b!.id)).state).toBe('completed');
+      expect(await waitingCount(c!.id)).toEqual({ state: 'waiting', open: 1 });
+      expect(await waitingCount(d!.id)).toEqual({ state: 'waiting', open: 1 });
+    });
+
+    it('retryFlow leaves a job whose stored parent outside the flow failed (and what waits on it)', async () => {
+      await store().enqueueJobs({ jobs: [{ queue: 'other', kind: 'k', payload: {}, maxAttempts: 1 }] });
+      const [claimed] = await store().claimJobs({ workerId: 'w1', leaseMs: 30_000, queues: [{ queue: 'other', limit: 1 }] });
+      expect(await setState(outcome('dead', lease(claimed!)))).toBe(true);
+      const flow = await store().enqueueFlow({
+        name: 'f',
+        jobs: [flowJob('a'), flowJob('b', [on(0, 'a'), { jobId: claimed!.id, name: claimed!.id, onFailure: 'cancel' }]), flowJob('c', [on(1, 'b')])],
+      });
+      expect(flow.jobs.map((j) => j.state)).toEqual(['pending', 'cancelled', 'cancelled']);
+      await fail('a');
+      expect(await store().retryFlow({ id: flow.flowId })).toEqual({ retried: 1, left: 2 });
+      // Once the stored parent is retried, the rest comes back with it.
+      await store().retryJob({ id: claimed!.id });
+      expect((await getJob(flow.jobs[1]!.id)).state).toBe('waiting');
+      expect((await getJob(flow.jobs[2]!.id)).state).toBe('waiting');
+    });
+  });
 }
 
 

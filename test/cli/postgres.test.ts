@@ -222,6 +222,25 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect([text.code, text.stdout]).toEqual([0, 'pruned 1 job\n']);
       expect(await store.getJob({ id: job.id })).toBeNull();
     });
+
+    it('retry --flow: every failed job of a flow back, each waiting for its parents; retry of a node waits too', async () => {
+      const flow = await store.enqueueFlow({
+        name: 'f',
+        jobs: [
+          { queue: 'mail', kind: 'k', payload: {}, maxAttempts: 1, node: 'a', dependsOn: [] },
+          { queue: 'mail', kind: 'k', payload: {}, maxAttempts: 1, node: 'b', dependsOn: [{ index: 0, name: 'a', onFailure: 'cancel' }] },
+        ],
+      });
+      const [, b] = flow.jobs;
+      await store.cancelJob({ id: b!.id });
+      const node = await cli(['retry', b!.id, ...db]);
+      expect([node.code, node.stdout]).toEqual([0, `job ${b!.id} is waiting again, for its parents that have not ended\n`]);
+      await store.cancelFlow({ id: flow.flowId });
+      expect(await cliJson(['retry', '--flow', flow.flowId, ...db])).toEqual({ retried: 2, left: 0 });
+      expect((await store.getJob({ id: b!.id }))!.state).toBe('waiting');
+      expect((await cli(['retry', '--flow', '999999', ...db])).code).toBe(3);
+      expect((await cli(['retry', ...db])).code).toBe(2);
+    });
   });
 
   describe('worker', () => {

@@ -9,14 +9,17 @@ import {
   defineFlow,
   defineQueue,
   enqueueFlow,
+  FlowNotFoundError,
   flowJob,
   InvalidFlowError,
   InvalidOptionError,
   type Job,
   JobNotFoundError,
+  MAX_FLOW_JOBS,
   type ParentResults,
   type JobState,
   PermanentJobError,
+  retryFlow,
 } from '../../src/index.js';
 import { createTestClock, drain, memoryStore, runFlow } from '../../src/testing/index.js';
 
@@ -158,6 +161,33 @@ describe('static flows', () => {
     await expect(enqueueFlow(store, defineFlow('f', { a: flowJob(queue, 'fetch', { source: 's' }, { onParentFailure: 'maybe' as 'run' }) }))).rejects.toThrow(InvalidOptionError);
     await expect(enqueueFlow(store, defineFlow('f', { a: flowJob(queue, 'nope' as 'fetch', { source: 's' }) }))).rejects.toThrow('has no handler for kind "nope"');
     expect(await store.countJobs()).toEqual([]);
+  });
+
+  it('refuses a cycle of 5,000 jobs with an InvalidFlowError naming a bounded path, and a flow over MAX_FLOW_JOBS', async () => {
+    const { queue } = reportQueue();
+    const store = memoryStore();
+    const ring = (n: number) =>
+      defineFlow('ring', Object.fromEntries(Array.from({ length: n }, (_, i) => [`j${i}`, flowJob(queue, 'fetch', { source: 's' }, { dependsOn: [`j${(i + 1) % n}`] })])));
+    const refused = await enqueueFlow(store, ring(5_000)).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidFlowError);
+    expect((refused as Error).message).toMatch(/^flow "ring": has a cycle: j0 → j1 → .* → … \(4991 more\) → j0 \(5000 jobs\)/);
+    expect((refused as Error).message.length).toBeLessThan(300);
+    const big = defineFlow('big', Object.fromEntries(Array.from({ length: MAX_FLOW_JOBS + 1 }, (_, i) => [`j${i}`, flowJob(queue, 'fetch', { source: 's' })])));
+    await expect(enqueueFlow(store, big)).rejects.toThrow(`has ${MAX_FLOW_JOBS + 1} jobs, more than ${MAX_FLOW_JOBS} (MAX_FLOW_JOBS)`);
+    const unknown = defineFlow('u', { ...ring(20).jobs, x: flowJob(queue, 'fetch', { source: 's' }, { dependsOn: ['z' as 'j0'] }) });
+    await expect(enqueueFlow(store, unknown)).rejects.toThrow('(it has j0, j1, j2, j3, j4, j5, j6, j7, j8, j9 and 11 more)');
+    expect(await store.countJobs()).toEqual([]);
+  });
+
+  it('retryFlow: resumes a failed flow on the memory store; an unknown flow or a bad id is refused', async () => {
+    const { queue } = reportQueue();
+    const store = memoryStore();
+    const flow = await enqueueFlow(store, defineFlow('r', { a: flowJob(queue, 'fetch', { source: 's' }), b: flowJob(queue, 'fetch', { source: 's' }, { dependsOn: ['a'] }) }));
+    await store.cancelFlow({ id: flow.flowId });
+    expect(await retryFlow(store, flow.flowId)).toEqual({ retried: 2, left: 0 });
+    expect((await store.getJob({ id: flow.jobs.b.id }))!.state).toBe('waiting');
+    await expect(retryFlow(store, '987654321')).rejects.toThrow(FlowNotFoundError);
+    await expect(retryFlow(store, 'x')).rejects.toThrow(InvalidOptionError);
   });
 });
 

@@ -18,6 +18,9 @@ export class MemoryFlowGraph {
   readonly dependents = new Map<string, MemoryEdge[]>();
   /** Per waiting job, how many jobs it still waits for. */
   readonly open = new Map<string, number>();
+  /** Edges whose job's end the waiting job has counted (job_deps.ended, migration 0018): each
+   *  end is counted once, until a retry opens the edge again. */
+  readonly ended = new WeakSet<MemoryEdge>();
   #nextFlowId = 1;
 
   addFlow(name: string, createdAt: Date): string {

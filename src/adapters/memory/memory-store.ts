@@ -66,6 +66,8 @@ export interface MemoryStoreOptions {
 
 /** States in which a unique key is taken (the SQL stores' partial unique index). */
 const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running', 'sleeping'];
+/** What retryJob revives. */
+const RETRYABLE: readonly JobState[] = ['dead', 'cancelled', 'skipped'];
 const DEFAULT_LIST_LIMIT = 50;
 const DEFAULT_EVENTS_LIMIT = 100;
 
@@ -287,21 +289,8 @@ export class MemoryStore implements JobStore {
   async retryJob(params: { id: string }): Promise<{ job: JobRecord; retried: boolean } | null> {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
-    const revivable = job.state === 'dead' || job.state === 'cancelled' || job.state === 'skipped';
-    // A live job may have taken the unique key meanwhile; reviving this one would give the
-    // key two live holders (in SQL, a unique violation).
-    const keyHolder = job.uniqueKey === null ? undefined : this.#liveKeys.get(keyOf(job.queue, job.uniqueKey));
-    if (!revivable || keyHolder !== undefined) return { job: copyJob(job), retried: false };
-    const now = this.#now();
-    const from = job.state;
-    job.runAt = now;
-    job.maxAttempts = Math.max(job.maxAttempts, job.attempt + 1);
-    job.cancelRequestedAt = null;
-    if (job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime()) job.expiresAt = null;
-    this.#setState(job, 'pending', now);
-    this.#appendEvent(job, from, null, now, null);
-    this.#wake([job.queue]);
-    return { job: copyJob(job), retried: true };
+    const moved = this.#retryJobs([job.id], true);
+    return { job: copyJob(job), retried: moved.has(job.id) };
   }
 
   async getJob(params: { id: string }): Promise<JobRecord | null> {
@@ -563,6 +552,14 @@ export class MemoryStore implements JobStore {
     return { cancelled: cancelled.length, requested };
   }
 
+  async retryFlow(params: { id: string }): Promise<{ retried: number; left: number } | null> {
+    if (!this.#graph.flows.has(params.id)) return null;
+    const failed = () => this.#flowJobs(params.id).filter(({ job }) => RETRYABLE.includes(job.state)).map(({ job }) => job.id);
+    const seeds = failed();
+    const moved = this.#retryJobs(seeds, false);
+    return { retried: seeds.filter((id) => moved.has(id)).length, left: failed().length };
+  }
+
   async subscribe(onWake: (queue?: string) => void, onCancel?: (jobId: string) => void): Promise<Unsubscribe> {
     const subscription: Subscription = { onWake, onCancel };
     this.#subscriptions.add(subscription);
@@ -797,7 +794,8 @@ export class MemoryStore implements JobStore {
     const edges = [...(this.#graph.dependents.get(dep.id) ?? [])].sort((a, b) => Number(a.jobId) - Number(b.jobId));
     for (const edge of edges) {
       const job = this.#jobs.get(edge.jobId);
-      if (!job || job.state !== 'waiting' || (only && !only.has(job.id))) continue;
+      if (!job || job.state !== 'waiting' || this.#graph.ended.has(edge) || (only && !only.has(job.id))) continue;
+      this.#graph.ended.add(edge);
       const open = this.#graph.open.get(job.id) ?? 0;
       if (dep.state === 'completed' || edge.onFailure === 'run') {
         if (open > 1) {
@@ -862,6 +860,92 @@ export class MemoryStore implements JobStore {
     this.#moveFromRunning(job, open > 0 ? 'waiting' : 'pending', now);
     if (open === 0) woken.add(job.queue);
     this.#wake(woken);
+  }
+
+  /**
+   * Retry by hand, as migration 0018's retry_jobs: the dead, cancelled or skipped jobs of
+   * `seeds` whose unique key no live job holds, and with `cascade` every job that ended
+   * cancelled or dead because one of them failed (code dependency_failed), transitively; less,
+   * to a fixed point, each job with a failed parent outside the set under an edge that is not
+   * 'run'. Each revived job waits for the jobs it depends on that have not ended, or is due. The
+   * waiting dependents, and the released ones not claimed yet, wait for it again. Returns the
+   * jobs moved.
+   */
+  #retryJobs(seeds: readonly string[], cascade: boolean): Set<string> {
+    const set = new Set(
+      seeds.filter((id) => {
+        const job = this.#jobs.get(id);
+        return job && RETRYABLE.includes(job.state) && (job.uniqueKey === null || !this.#liveKeys.has(keyOf(job.queue, job.uniqueKey)));
+      }),
+    );
+    const dependentsOf = (id: string) => (this.#graph.dependents.get(id) ?? []).map((edge) => edge.jobId);
+    const edgesOf = (id: string) => this.#graph.dependencies.get(id) ?? [];
+    if (cascade) {
+      for (const id of set) {
+        for (const dependent of dependentsOf(id)) {
+          const job = this.#jobs.get(dependent);
+          if (job && (job.state === 'dead' || job.state === 'cancelled') && job.error?.code === 'dependency_failed') set.add(dependent);
+        }
+      }
+    }
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const id of set) {
+        const blocked = edgesOf(id).some((edge) => {
+          const parent = this.#jobs.get(edge.dependsOnId);
+          return edge.onFailure !== 'run' && parent !== undefined && RETRYABLE.includes(parent.state) && !set.has(parent.id);
+        });
+        if (blocked) {
+          set.delete(id);
+          changed = true;
+        }
+      }
+    }
+    const moved = new Set<string>();
+    if (set.size === 0) return moved;
+    const deps = [...set]
+      .flatMap(dependentsOf)
+      .filter((id, i, all) => all.indexOf(id) === i && !set.has(id))
+      .map((id) => this.#jobs.get(id))
+      .filter((job): job is JobRecord => job !== undefined && !FINAL_JOB_STATES.includes(job.state));
+    const back = deps.filter((job) => job.state === 'waiting' || job.state === 'pending');
+    for (const job of [...[...set].map((id) => this.#jobs.get(id)!), ...deps]) {
+      for (const edge of edgesOf(job.id)) {
+        const dep = this.#jobs.get(edge.dependsOnId);
+        if (dep === undefined || (!set.has(dep.id) && FINAL_JOB_STATES.includes(dep.state))) this.#graph.ended.add(edge);
+        else this.#graph.ended.delete(edge);
+      }
+    }
+    const now = this.#now();
+    const rows = [...[...set].map((id) => this.#jobs.get(id)!), ...back].sort((a, b) => Number(a.id) - Number(b.id));
+    const woken = new Set<string>();
+    for (const job of rows) {
+      const open = edgesOf(job.id).filter((edge) => !this.#graph.ended.has(edge)).length;
+      const from = job.state;
+      const to: JobState = open > 0 ? 'waiting' : 'pending';
+      this.#graph.open.set(job.id, open);
+      if (set.has(job.id)) {
+        job.runAt = now;
+        job.maxAttempts = Math.max(job.maxAttempts, job.attempt + 1);
+        job.cancelRequestedAt = null;
+        if (job.expiresAt !== null && job.expiresAt.getTime() <= now.getTime()) job.expiresAt = null;
+      }
+      if (from === to) {
+        job.updatedAt = now;
+        continue;
+      }
+      this.#setState(job, to, now);
+      const retried = edgesOf(job.id)
+        .filter((edge) => set.has(edge.dependsOnId))
+        .sort((a, b) => Number(a.dependsOnId) - Number(b.dependsOnId))
+        .map((edge) => `${edge.role} "${edge.name}" (job ${edge.dependsOnId})`);
+      const reason = set.has(job.id) ? null : { code: 'dependency_retried', message: `${retried.join(', ')} retried; waits for it again` };
+      this.#appendEvent(job, from, reason, now, null);
+      moved.add(job.id);
+      if (to === 'pending') woken.add(job.queue);
+    }
+    this.#wake(woken);
+    return moved;
   }
 
   /** Whether a `waiting` job waits for this one: deleteJob and pruneJobs keep it. */

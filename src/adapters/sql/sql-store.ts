@@ -63,7 +63,7 @@ import { listWorkers, recordWorker, removeWorker } from './queries/workers.js';
 import { countJobs, getJob, getJobEvents, listJobs } from './queries/read-jobs.js';
 import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
-import { retryJob } from './queries/retry-job.js';
+import { retryFlow, retryJob } from './queries/retry-job.js';
 import { scanJobs } from './queries/scan-jobs.js';
 import { setProgressIfRunning } from './queries/set-progress-if-running.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
@@ -255,6 +255,10 @@ export class SqlJobStore implements JobStore {
 
   cancelFlow(params: { id: string }): Promise<{ cancelled: number; requested: number } | null> {
     return cancelFlow(this.#ctx, params);
+  }
+
+  retryFlow(params: { id: string }): Promise<{ retried: number; left: number } | null> {
+    return retryFlow(this.#ctx, params);
   }
 
   checkpointStep(params: StepCheckpoint): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { FlowRecord } from '../../adapters/store.js';
-import { JobNotFoundError } from '../../errors.js';
+import { FlowNotFoundError, JobNotFoundError } from '../../errors.js';
 import { FINAL_JOB_STATES, type JobRecord } from '../../types.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { errorText, stateStyle, time } from '../format.js';
@@ -29,20 +29,12 @@ export function flowCommand(): Command {
         const flow = await store.getFlow(options.job ? { jobId: id } : { id });
         if (!flow) {
           if (options.job) throw new JobNotFoundError(id);
-          throw new FlowNotFound(id);
+          throw new FlowNotFoundError(id);
         }
         if (options.json) printJson(flow);
         else for (const line of describeFlow(flow, painter(process.stdout))) print(line);
       }),
     );
-}
-
-/** No flow with that id: exits as an unknown job does (3). */
-class FlowNotFound extends JobNotFoundError {
-  constructor(id: string) {
-    super(id);
-    this.message = `no flow with id ${id}`;
-  }
 }
 
 /** The flow as lines: a header, then a tree. Each job under its tree parent: the first job it

@@ -4,6 +4,7 @@ import { addConnectionOptions, type ConnectionOptions, openStore } from '../conn
 import { whenStdoutGone } from '../output.js';
 import { parseDuration, parsePositiveInteger } from '../parse.js';
 import type { LogFormat } from '../worker-log.js';
+import { addTuningOptions, tuningFrom } from '../supervisor-tuning.js';
 import { loadWorkerModule } from '../worker-module.js';
 
 interface WorkerOptions extends ConnectionOptions {
@@ -17,7 +18,7 @@ interface WorkerOptions extends ConnectionOptions {
 }
 
 export function workerCommand(): Command {
-  return addConnectionOptions(new Command('worker'))
+  return addTuningOptions(addConnectionOptions(new Command('worker')))
     .summary('run the queues a module exports')
     .description(
       'Run a supervisor for the queues (and schedules) a module exports until SIGTERM or SIGINT, then stop gracefully: ' +
@@ -25,7 +26,7 @@ export function workerCommand(): Command {
         'one readable line per job event on a terminal, JSON lines otherwise. A promise rejection no one handled (a ' +
         'fire-and-forget promise in a handler) is logged, and the worker keeps running.',
     )
-    .argument('<module>', 'JavaScript module exporting `queues` (and optionally `schedules`, `gates`, `concurrency`, `onDead`)')
+    .argument('<module>', 'JavaScript module exporting `queues` (and optionally `schedules`, `gates`, `concurrency`, `onDead`, `supervisor`)')
     .option('--concurrency <n>', "jobs running at once across all queues (default: the module's, else the sum of the queues')", parsePositiveInteger)
     .addOption(
       new Option('--grace <duration>', 'after a signal, how long running jobs may finish before they are aborted and released for retry')
@@ -88,6 +89,7 @@ export function workerCommand(): Command {
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(worker.onDead ? { onDead: worker.onDead } : {}),
           ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
+          ...tuningFrom(options as unknown as Record<string, unknown>, worker.supervisor),
         });
         const stopping = stopAsked.then((signal) => {
           process.once('SIGINT', () => process.exit(EXIT.interrupted));

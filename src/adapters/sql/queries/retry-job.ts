@@ -1,43 +1,33 @@
 import type { JobRecord } from '../../../types.js';
-import { jobColumns, toDbId, toJobRecord } from '../job-row.js';
-import type { JobRow } from '../job-row.js';
+import { toDbId } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
-import { defineStatement, NOW } from '../statement.js';
+import { defineStatement } from '../statement.js';
 import { getJob } from './read-jobs.js';
 
 /**
- * Retry by hand: a dead, cancelled or skipped job goes back to `pending`, due now, with at
- * least one attempt left, no cancel request, and no deadline across attempts if it passed.
- * Not while a live job holds its unique key (reviving it would give the key two live
- * holders). Wakes the queue, like an enqueue.
+ * Retry by hand (migration 0018's retry_jobs): a dead, cancelled or skipped job goes back to
+ * `pending`, due now, with at least one attempt left, no cancel request, and no deadline across
+ * attempts if it passed; or to `waiting`, in a flow, while a parent has not ended. The jobs its
+ * failure cancelled or killed come back with it, and those that wait for it wait again. Not
+ * while a live job holds its unique key (reviving it would give the key two live holders), nor
+ * while a parent has failed under an edge that is not 'run'. Wakes the queue, like an enqueue.
  */
 const RETRY_JOB = defineStatement(
   'retry_job',
+  (s) => `select exists (select from ${s.quoted}.retry_jobs($1::timestamptz, array[$2::bigint], true) r where r.r_id = $2::bigint) as retried`,
+);
+
+/** Every dead, cancelled or skipped job of the flow at once; null when there is no such flow. */
+const RETRY_FLOW = defineStatement(
+  'retry_flow',
   (s) => `
-with target as (
-  select * from ${s.quoted}.jobs where id = $2 for update
-),
-retried as (
-  update ${s.quoted}.jobs j
-  set state = 'pending', run_at = ${NOW}, finished_at = null, updated_at = ${NOW},
-    max_attempts = greatest(j.max_attempts, j.attempt + 1), cancel_requested_at = null,
-    expires_at = case when j.expires_at <= ${NOW} then null else j.expires_at end
-  from target t
-  where j.id = t.id and t.state in ('dead', 'cancelled', 'skipped')
-    and not exists (
-      select from ${s.quoted}.jobs l
-      where l.queue = t.queue and l.unique_key = t.unique_key
-        and l.state in ('pending', 'retrying', 'running', 'sleeping'))
-  returning j.*, t.state as from_state
-),
-history as (
-  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
-  select id, from_state, state, attempt, null, updated_at, null from retried
+with retried as (
+  select r.* from ${s.quoted}.retry_jobs($1::timestamptz, array(
+    select j.id from ${s.quoted}.jobs j
+    where j.flow_id = $2::bigint and j.state in ('dead', 'cancelled', 'skipped')), false) r
 )
-select true as retried, ${jobColumns('r')} from retried r
-  cross join lateral (select pg_notify('${s.channel}', r.queue)) notified
-union all
-select false, ${jobColumns('t')} from target t where not exists (select from retried)
+select (select count(*) from retried where r_from in ('dead', 'cancelled', 'skipped'))::int as retried
+from ${s.quoted}.flows f where f.id = $2::bigint
 `,
 );
 
@@ -50,12 +40,27 @@ export async function retryJob(
 ): Promise<{ job: JobRecord; retried: boolean } | null> {
   const id = toDbId(params.id);
   if (id === null) return null;
+  let retried = false;
   try {
-    const [row] = await ctx.run<JobRow & { retried: boolean }>(RETRY_JOB, [ctx.now(), id]);
-    return row ? { job: toJobRecord(row), retried: row.retried } : null;
+    const [row] = await ctx.run<{ retried: boolean }>(RETRY_JOB, [ctx.now(), id]);
+    retried = row?.retried ?? false;
   } catch (error) {
     if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-    const job = await getJob(ctx, { id });
-    return job ? { job, retried: false } : null;
   }
+  const job = await getJob(ctx, { id });
+  return job ? { job, retried } : null;
 }
+
+export async function retryFlow(ctx: SqlContext, params: { id: string }): Promise<{ retried: number; left: number } | null> {
+  const id = toDbId(params.id);
+  if (id === null) return null;
+  const [row] = await ctx.run<{ retried: number }>(RETRY_FLOW, [ctx.now(), id]);
+  if (!row) return null;
+  const [counted] = await ctx.run<{ left: number }>(COUNT_FAILED, [id]);
+  return { retried: row.retried, left: counted?.left ?? 0 };
+}
+
+const COUNT_FAILED = defineStatement(
+  'count_failed_in_flow',
+  (s) => `select count(*)::int as "left" from ${s.quoted}.jobs where flow_id = $1::bigint and state in ('dead', 'cancelled', 'skipped')`,
+);
