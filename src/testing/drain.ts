@@ -16,6 +16,9 @@ export interface DrainOptions {
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+/** The default backoff's jitter drawn at its middle, so that two runs of a test retry at the
+ *  same times. */
+const NO_JITTER = () => 0.5;
 
 /** Runs every due job of `queues` on a supervisor of its own, and with `advance` also every job
  *  and retry that becomes due later. Resolves with how many attempts ran. */
@@ -34,7 +37,7 @@ export async function drainUntil(
   { clock, maxRounds = 100 }: Pick<DrainOptions, 'clock' | 'maxRounds'>,
   next: () => Promise<number | null>,
 ): Promise<number> {
-  const supervisor = createSupervisor({ store, queues, workerId: 'jobvisor-testing', logger: silent, ...(clock && { clock }) });
+  const supervisor = createSupervisor({ store, queues, workerId: 'jobvisor-testing', logger: silent, random: NO_JITTER, ...(clock && { clock }) });
   let attempts = 0;
   try {
     for (let round = 0; ; round++) {
