@@ -228,3 +228,21 @@ describe('no jitter in the testing helpers', () => {
     expect(retried.slice(1).map((t, i) => t - retried[i]!)).toEqual([750, 1_500]);
   });
 });
+
+describe('drain with schedules', () => {
+  it('registers a schedule, then enqueues and runs the tick that fell since, once', async () => {
+    const { defineSchedule } = await import('../../src/index.js');
+    const ran: string[] = [];
+    const reports = defineQueue('reports', { handlers: { render: async (_job: Job<null>) => void ran.push('render') } });
+    const schedule = defineSchedule({ name: 'digest', cron: '*/5 * * * *', queue: reports, kind: 'render', payload: null });
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(0);
+    clock.set(TEST_EPOCH + 5 * 60_000);
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(1);
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(0);
+    expect(ran).toEqual(['render']);
+    const [job] = await store.listJobs({ queue: 'reports' });
+    expect(job).toMatchObject({ state: 'completed', runAt: new Date(TEST_EPOCH + 5 * 60_000) });
+  });
+});
