@@ -158,6 +158,24 @@ export class DataDirLockedError extends JobvisorError {
   }
 }
 
+/** The PGlite data directory cannot be used: it cannot be created or written (a read-only
+ *  path, a regular file where a directory should be). `dataDir` is the directory, `path` the
+ *  one that failed (the directory, a parent of it or its lock file), `cause` the system error
+ *  (`errno` its code, e.g. `ENOTDIR`, `EACCES`, `EROFS`). Nothing was written. */
+export class DataDirUnusableError extends JobvisorError {
+  readonly dataDir: string;
+  readonly path: string;
+  readonly errno: string;
+  constructor(params: { dataDir: string; path: string; errno: string; reason: string; cause: unknown }) {
+    super('data_dir_unusable', `the PGlite data directory ${params.dataDir} cannot be used: ${params.reason} (${params.errno} at ${params.path})`, {
+      cause: params.cause,
+    });
+    this.dataDir = params.dataDir;
+    this.path = params.path;
+    this.errno = params.errno;
+  }
+}
+
 /** A flow (src/flows) that cannot be enqueued: an unknown parent, a cycle, a name used twice,
  *  an option a flow job cannot take. Nothing was written. `node`: the job of the flow at
  *  fault, when one is. */

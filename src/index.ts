@@ -38,6 +38,7 @@ export { exponentialBackoff } from './machines/backoff.js';
 export type { BackoffFn, ExponentialBackoffOptions } from './machines/backoff.js';
 export {
   DataDirLockedError,
+  DataDirUnusableError,
   DatabaseUnavailableError,
   FlowNotFoundError,
   InvalidFlowError,

@@ -136,6 +136,9 @@ export interface ResolvedQueueSettings {
   /** null = no deadline. */
   deadlineMs: number | null;
   backoff: BackoffFn;
+  /** No `backoff` was given: `backoff` is exponentialBackoff(), whose randomness a
+   *  supervisor's `random` option replaces. */
+  defaultBackoff: boolean;
   maxPayloadBytes: number;
   perKeyConcurrency: number;
   rateLimit: RateLimit | undefined;
@@ -308,6 +311,7 @@ function resolveQueueSettings(
     heartbeatMs,
     deadlineMs,
     backoff: checkedBackoff(at('backoff'), options.backoff ?? exponentialBackoff()),
+    defaultBackoff: options.backoff === undefined,
     maxPayloadBytes,
     perKeyConcurrency,
     rateLimit: options.rateLimit && { max: options.rateLimit.max, intervalMs: options.rateLimit.intervalMs },

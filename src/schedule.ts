@@ -23,6 +23,9 @@ export interface ScheduleOptions<H extends HandlerMap, K extends keyof H & strin
   options?: Pick<EnqueueOptions, 'priority' | 'maxAttempts' | 'uniqueKey' | 'concurrencyKey'>;
 }
 
+/** Ticks of one repeated hour that next() passes over, at most (a seconds field: 60 × 60). */
+const MAX_REPEATED_TICKS = 3_600;
+
 /** A recurring job: a cron expression, and the job each of its ticks enqueues. */
 export interface Schedule {
   readonly name: string;
@@ -71,7 +74,15 @@ export function defineSchedule<H extends HandlerMap, K extends keyof H & string>
     timetable: `${cron} ${timezone}`,
     latestTick(after, until) {
       // prev() gives the last tick strictly before its start: start 1 ms after `until`.
-      const tick = from(new Date(until.getTime() + 1)).prev().toDate();
+      let tick = from(new Date(until.getTime() + 1)).prev().toDate();
+      // prev() also stops on the wall time a DST fall-back repeats (01:30 EST after 01:30
+      // EDT), which next() passes over: go back to the tick next() reaches, or a supervisor
+      // restarted in the repeated hour would enqueue that day's tick again.
+      for (let i = 0; i < MAX_REPEATED_TICKS && tick > after; i++) {
+        const before = from(tick).prev().toDate();
+        if (from(before).next().toDate().getTime() === tick.getTime()) break;
+        tick = before;
+      }
       return tick > after ? tick : undefined;
     },
     nextTick(after) {

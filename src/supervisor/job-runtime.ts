@@ -68,6 +68,8 @@ export interface JobRuntimeOptions {
   /** The installed OpenTelemetry SDK's tracer; undefined: no spans at all. */
   tracer: Tracer | undefined;
   writeRetryMs: number;
+  /** For the jitter of the queues' default backoff; undefined: Math.random. */
+  random?: (() => number) | undefined;
   /** Writes an attempt's outcome (batched); resolves whether the fence let it apply. */
   writeOutcome(outcome: JobOutcome): Promise<boolean>;
   /** The renewer (batched) for a lease length. */
@@ -274,7 +276,7 @@ export class JobRuntime {
           if (entry?.job === claimed) this.freeSlot(entry);
         },
         now: () => clock.now(),
-        backoffMs: safeBackoff(queue, logger),
+        backoffMs: safeBackoff(queue, logger, this.options.random),
       },
     };
     this.runtimes.set(name, run);
@@ -375,11 +377,13 @@ function claimTimes(job: ClaimedJob, sentAt: number): { leaseValidUntil: number;
 
 /** The queue's backoff, contained: one that throws or answers nonsense is logged and the
  *  default backoff answers instead, so the attempt's retry is still written. */
-function safeBackoff(queue: Queue, logger: Logger): (attempt: number) => number {
-  const fallback = exponentialBackoff();
+function safeBackoff(queue: Queue, logger: Logger, random: (() => number) | undefined): (attempt: number) => number {
+  const fallback = exponentialBackoff({ random });
+  // The queue's default backoff, with the supervisor's randomness.
+  const backoff = queue.settings.defaultBackoff && random !== undefined ? fallback : queue.settings.backoff;
   return (attempt) => {
     try {
-      return queue.settings.backoff(attempt);
+      return backoff(attempt);
     } catch (error) {
       logger.error({ err: error, queue: queue.name, attempt }, 'the queue\'s backoff threw; the default backoff is used for this retry');
       return fallback(attempt);

@@ -11,6 +11,9 @@ const MAX_CHECK_INTERVAL_MS = 60_000;
 const RESYNC_MS = 60_000;
 /** Ticks enqueued per schedule and check at most; the rest go in the next check, at once. */
 const MAX_TICKS_PER_CHECK = 100;
+/** Schedules advanced per check at most: the rest go in the next check, after the event loop
+ *  had a turn (10,000 due at once stalled it for up to 715 ms in one check). */
+const MAX_SCHEDULES_PER_CHECK = 1_000;
 
 /** One schedule as this supervisor last knew it from the store. */
 interface Entry {
@@ -53,6 +56,8 @@ export class Scheduler {
   readonly #unread = new Set<number>();
   /** The store's time less the monotonic clock's, from the last read. */
   #offset = 0;
+  /** Half the last read's round trip: how far the store's time may be behind `#now()`. */
+  #uncertainty = 0;
   #syncedAt: number | undefined;
   /** The store's time at the first read: ticks before it fell while no one may have run. */
   #startedAt: Date | undefined;
@@ -84,9 +89,14 @@ export class Scheduler {
         advanced.push({ entry: this.#entries[i]!, next: NaN }); // NaN: its next tick, once registered
       }
     }
-    const now = this.#now();
+    // Due by the store's clock for certain: its time is at least this, so no tick is early.
+    const now = new Date(this.#now().getTime() - this.#uncertainty);
     let behind = false;
     while (this.#heap.length > 0 && this.#heap.peekValue()! <= now.getTime()) {
+      if (advanced.length >= MAX_SCHEDULES_PER_CHECK) {
+        behind = true;
+        break;
+      }
       const due = this.#heap.peekValue()!;
       const entry = this.#entries[this.#heap.pop()!]!;
       // Forgotten since it was placed (it is read from the store again).
@@ -121,7 +131,7 @@ export class Scheduler {
     }
     if (behind || this.#unread.size > 0) return 0;
     // From the time after the check, so that its own time is not slept on top.
-    const wait = (this.#heap.peekValue() ?? Infinity) - this.#now().getTime();
+    const wait = (this.#heap.peekValue() ?? Infinity) - this.#now().getTime() + this.#uncertainty;
     return Math.max(0, Math.min(MAX_CHECK_INTERVAL_MS, Math.ceil(wait)));
   }
 
@@ -132,6 +142,7 @@ export class Scheduler {
     const { now, schedules } = await this.store.getSchedules({ names: unread.map((i) => this.#entries[i]!.schedule.name) });
     const after = this.elapsed.now();
     this.#offset = now.getTime() - (before + after) / 2;
+    this.#uncertainty = Math.ceil((after - before) / 2);
     this.#syncedAt = after;
     this.#startedAt ??= now;
     const byName = new Map(schedules.map((s) => [s.name, s.lastTickAt]));

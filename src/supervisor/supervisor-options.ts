@@ -43,6 +43,10 @@ export interface SupervisorOptions {
   /** Default `monotonicClock`: durations that a change of the system time cannot stretch or
    *  shrink. Pass XState's SimulatedClock in tests. */
   clock?: SupervisorClock;
+  /** Randomness in [0, 1) for the jitter of every queue's default backoff (a queue with a
+   *  `backoff` of its own keeps it). Default Math.random; the testing helpers pass `() => 0.5`,
+   *  so that two test runs retry at the same times. */
+  random?: () => number;
   /** Wait between claims when idle and no notification came. Default 1,000 ms. */
   pollIntervalMs?: number;
   /** Period of the reaper that rescues expired leases. Default 30,000 ms. */
@@ -97,6 +101,9 @@ export type ResolvedOptions = ReturnType<typeof resolveOptions>;
 
 export function resolveOptions(options: SupervisorOptions) {
   if (!options.store) throw new InvalidOptionError('store', 'is required');
+  if (options.random !== undefined && typeof options.random !== 'function') {
+    throw new InvalidOptionError('random', 'must be a function returning a number in [0, 1)');
+  }
   // The supervisor knows nothing of the inspector; the inspector observes it from outside.
   if ('inspector' in options) {
     throw new InvalidOptionError('inspector', 'is no longer a supervisor option: start it beside the supervisor with startInspector({ store, supervisor }) from jobvisor/inspector');
@@ -147,6 +154,7 @@ export function resolveOptions(options: SupervisorOptions) {
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     logger: options.logger === undefined ? defaultLogger() : containedLogger(options.logger),
     clock: options.clock ?? monotonicClock,
+    random: options.random,
     pollIntervalMs: timer('pollIntervalMs'),
     reaperIntervalMs: timer('reaperIntervalMs'),
     errorBackoffMs: timer('errorBackoffMs'),

@@ -138,6 +138,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       store: this.store,
       tracer: activeTracer(),
       writeRetryMs: settings.writeRetryMs,
+      random: settings.random,
       // The attempt's last progress report, if the throttle still holds it, goes with its outcome.
       writeOutcome: (outcome) => {
         const progress = this.progress.pending(outcome.id);

@@ -1,8 +1,10 @@
 import type { SimulatedClock } from 'xstate';
 import { type JobStore, NEVER } from '../adapters/store.js';
 import type { Queue } from '../queue.js';
+import type { Schedule } from '../schedule.js';
+import { Scheduler } from '../supervisor/scheduler.js';
 import { createSupervisor } from '../supervisor/supervisor.js';
-import type { JobRecord, Logger } from '../types.js';
+import { type JobRecord, type Logger, monotonicClock } from '../types.js';
 
 export interface DrainOptions {
   /** The simulated clock the store reads; the supervisor's timers follow it. Default: the
@@ -13,15 +15,34 @@ export interface DrainOptions {
   advance?: boolean;
   /** How many times at most the clock is moved before drain gives up. Default 100. */
   maxRounds?: number;
+  /** Schedules whose due ticks are enqueued first, as a supervisor that starts now would:
+   *  one never seen is registered now (no tick due yet); after that, the ticks that fell
+   *  since the last one enqueued (the latest only, unless `catchUp`). `advance` does not move
+   *  the clock to later ticks: move it, then drain again. */
+  schedules?: readonly Schedule[];
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+/** The default backoff's jitter drawn at its middle, so that two runs of a test retry at the
+ *  same times. */
+const NO_JITTER = () => 0.5;
 
 /** Runs every due job of `queues` on a supervisor of its own, and with `advance` also every job
  *  and retry that becomes due later. Resolves with how many attempts ran. */
 export function drain(store: JobStore, queues: readonly Queue<any>[], options: DrainOptions = {}): Promise<number> {
   if (options.advance && !options.clock) throw new TypeError('drain: `advance` needs the simulated `clock` the store reads');
+  if (options.schedules?.length) return enqueueDueTicks(store, options).then(() => drainAll(store, queues, options));
+  return drainAll(store, queues, options);
+}
+
+function drainAll(store: JobStore, queues: readonly Queue<any>[], options: DrainOptions): Promise<number> {
   return drainUntil(store, queues, options, async () => (options.advance ? nextDueAt(store, queues) : null));
+}
+
+/** Enqueues the schedules' due ticks: checks until no check is left to run at once. */
+async function enqueueDueTicks(store: JobStore, { schedules = [], clock }: DrainOptions): Promise<void> {
+  const scheduler = new Scheduler(store, schedules, clock ?? monotonicClock);
+  for (let i = 0; i < 1_000 && (await scheduler.check()) === 0; i++);
 }
 
 /**
@@ -34,7 +55,7 @@ export async function drainUntil(
   { clock, maxRounds = 100 }: Pick<DrainOptions, 'clock' | 'maxRounds'>,
   next: () => Promise<number | null>,
 ): Promise<number> {
-  const supervisor = createSupervisor({ store, queues, workerId: 'jobvisor-testing', logger: silent, ...(clock && { clock }) });
+  const supervisor = createSupervisor({ store, queues, workerId: 'jobvisor-testing', logger: silent, random: NO_JITTER, ...(clock && { clock }) });
   let attempts = 0;
   try {
     for (let round = 0; ; round++) {

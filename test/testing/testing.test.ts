@@ -220,3 +220,46 @@ describe('clock', () => {
     expect(createTestClock(new Date(0)).now()).toBe(0);
   });
 });
+
+describe('no jitter in the testing helpers', () => {
+  it('two runs of a retried job retry at the same times, the default backoff drawn at its middle', async () => {
+    const run = async () => {
+      let calls = 0;
+      const flaky = defineQueue('flaky', {
+        maxAttempts: 3,
+        handlers: {
+          fetch: async (_job: Job<null>) => {
+            if (++calls < 3) throw new Error('flaky');
+            return calls;
+          },
+        },
+      });
+      return runJob(flaky, 'fetch', null);
+    };
+    const [first, second] = [await run(), await run()];
+    expect(first.state).toBe('completed');
+    const times = (r: typeof first) => r.history.map((e) => [e.fromState, e.toState, e.workerId, e.at.getTime()]);
+    expect(times(second)).toEqual(times(first));
+    // exponentialBackoff(): 1 s then 2 s, half of each drawn at random: 0.75 s and 1.5 s at 0.5.
+    const retried = first.history.filter((e) => e.toState === 'running').map((e) => e.at.getTime() - TEST_EPOCH);
+    expect(retried.slice(1).map((t, i) => t - retried[i]!)).toEqual([750, 1_500]);
+  });
+});
+
+describe('drain with schedules', () => {
+  it('registers a schedule, then enqueues and runs the tick that fell since, once', async () => {
+    const { defineSchedule } = await import('../../src/index.js');
+    const ran: string[] = [];
+    const reports = defineQueue('reports', { handlers: { render: async (_job: Job<null>) => void ran.push('render') } });
+    const schedule = defineSchedule({ name: 'digest', cron: '*/5 * * * *', queue: reports, kind: 'render', payload: null });
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(0);
+    clock.set(TEST_EPOCH + 5 * 60_000);
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(1);
+    expect(await drain(store, [reports], { clock, schedules: [schedule] })).toBe(0);
+    expect(ran).toEqual(['render']);
+    const [job] = await store.listJobs({ queue: 'reports' });
+    expect(job).toMatchObject({ state: 'completed', runAt: new Date(TEST_EPOCH + 5 * 60_000) });
+  });
+});

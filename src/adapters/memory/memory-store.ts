@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionError, JobEndedError, JobExpired, JobNotFoundError } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
+import { type ClockSteps, clockSteps } from '../clock-steps.js';
 import { rescueLimit } from '../rescue-limit.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, JobStep } from '../../types.js';
 import type {
@@ -62,6 +63,10 @@ import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } 
 export interface MemoryStoreOptions {
   /** Where "now" comes from. Default: `systemClock` (the wall clock). */
   clock?: Clock;
+  /** A monotonic clock: when `clock` steps against it, held leases move by the step
+   *  (clock-steps.ts). Default `monotonicClock` with the default `clock`; with an injected
+   *  `clock` and no `elapsed`, that clock's moves are time passing, never steps. */
+  elapsed?: Clock;
 }
 
 /** States in which a unique key is taken (the SQL stores' partial unique index). */
@@ -80,6 +85,7 @@ export class MemoryStore implements JobStore {
   readonly capabilities: StoreCapabilities = { notifications: true, transactionalEnqueue: false };
 
   readonly #clock: Clock;
+  readonly #steps: ClockSteps | undefined;
   /** Insertion order is id order, which `listJobs` relies on. */
   readonly #jobs = new Map<string, JobRecord>();
   readonly #events = new Map<string, JobEventEntry[]>();
@@ -107,6 +113,7 @@ export class MemoryStore implements JobStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
+    this.#steps = clockSteps(options.clock, options.elapsed);
   }
 
   async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {
@@ -649,7 +656,14 @@ export class MemoryStore implements JobStore {
     return queue;
   }
 
+  /** Every operation's time; first moves held leases by a step of the clock, if any. */
   #now(): Date {
+    const step = this.#steps?.take() ?? 0;
+    if (step !== 0) {
+      for (const job of this.#jobs.values()) {
+        if (job.state === 'running' && job.leaseExpiresAt !== null) job.leaseExpiresAt = new Date(job.leaseExpiresAt.getTime() + step);
+      }
+    }
     return new Date(this.#clock.now());
   }
 

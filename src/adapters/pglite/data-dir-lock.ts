@@ -11,10 +11,10 @@
  * does with `postmaster.pid`. A holder on another host (a shared volume) cannot be checked:
  * the lock stands until it is released or removed by hand.
  */
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { DataDirLockedError } from '../../errors.js';
+import { DataDirLockedError, DataDirUnusableError } from '../../errors.js';
 
 export interface DataDirLock {
   readonly path: string;
@@ -34,18 +34,22 @@ const held = new Set<string>();
 /** Takeovers of a stale lock raced by other openers, at most, before giving up. */
 const MAX_ATTEMPTS = 5;
 
-/** Takes the lock of `dir` (created if missing) or throws `DataDirLockedError`. */
+/** Takes the lock of `dir` (created if missing) or throws `DataDirLockedError`, or
+ *  `DataDirUnusableError` when the directory cannot be created or written. */
 export function lockDataDir(dir: string): DataDirLock {
   const dataDir = resolve(dir);
-  mkdirSync(dataDir, { recursive: true });
   const path = `${dataDir}.lock`;
+  usable(dataDir, () => {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.R_OK | constants.W_OK | constants.X_OK);
+  });
   const mine: Holder = { pid: process.pid, host: hostname(), start: processStart(process.pid) };
   const content = JSON.stringify(mine);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
       writeFileSync(path, content, { flag: 'wx' });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') usable(dataDir, () => { throw error; });
       const found = readHolder(path);
       if (found === undefined) continue; // Released meanwhile: try again.
       if (holds(found.holder, path)) {
@@ -72,6 +76,26 @@ export function lockDataDir(dir: string): DataDirLock {
     };
   }
   throw new Error(`cannot take the lock ${path}: other processes kept taking it over`);
+}
+
+const REASONS: Record<string, string> = {
+  ENOTDIR: 'a part of its path is a regular file, not a directory',
+  EEXIST: 'a part of its path is a regular file, not a directory',
+  ENOENT: 'its path cannot be created (a parent is missing or read-only)',
+  EACCES: 'no permission to create or write it',
+  EPERM: 'no permission to create or write it',
+  EROFS: 'it is on a read-only file system',
+};
+
+/** Runs `fn`, turning a system error about the directory into `DataDirUnusableError`. */
+function usable(dataDir: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (error) {
+    const { code, path } = error as NodeJS.ErrnoException;
+    if (code === undefined) throw error;
+    throw new DataDirUnusableError({ dataDir, path: path ?? dataDir, errno: code, reason: REASONS[code] ?? 'it cannot be created or written', cause: error });
+  }
 }
 
 /** Whether the process the file names still holds it. */

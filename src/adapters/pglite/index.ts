@@ -1,4 +1,4 @@
 export { pgliteStore } from './pglite-store.js';
 export type { PgliteDatabase, PgliteStoreOptions, PgliteTransaction } from './pglite-store.js';
 export { SqlJobStore } from '../sql/sql-store.js';
-export { DataDirLockedError } from '../../errors.js';
+export { DataDirLockedError, DataDirUnusableError } from '../../errors.js';

@@ -7,6 +7,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { InvalidOptionError } from '../../errors.js';
 import type { Clock } from '../../types.js';
+import { clockSteps } from '../clock-steps.js';
 import type { SqlDriver } from '../sql/sql-driver.js';
 import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
@@ -25,6 +26,11 @@ export interface PgliteStoreOptions {
   schema?: string;
   /** Where "now" comes from. Default: the database's `now()`. Inject one in tests. */
   clock?: Clock;
+  /** A monotonic clock: when "now" (PGlite's `now()` follows the process's wall clock) steps
+   *  against it, held leases move by the step (clock-steps.ts). Default `monotonicClock`
+   *  with the default `clock`; with an injected `clock` and no `elapsed`, that clock's moves
+   *  are time passing, never steps. */
+  elapsed?: Clock;
   /** As in the Postgres store: wake-ups for one queue closer together than this collapse
    *  into one. Default 10 ms. */
   notifyDebounceMs?: number;
@@ -72,6 +78,7 @@ export function pgliteStore(options: PgliteStoreOptions = {}): SqlJobStore {
     driver: pgliteDriver(db),
     schema,
     clock: options.clock,
+    steps: clockSteps(options.clock, options.elapsed),
     notifyDebounceMs,
     listen: async (onQueue) => {
       // PGlite puts the channel into LISTEN as given, so it is quoted here. Not the function

@@ -1,20 +1,34 @@
 /** What every SQL operation runs with: the driver, the schema's statements and the clock. */
 import type { Clock } from '../../types.js';
+import type { ClockSteps } from '../clock-steps.js';
 import type { SqlDriver, Statement } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
-import { buildStatement } from './statement.js';
+import { buildStatement, defineStatement } from './statement.js';
 import type { StatementDefinition } from './statement.js';
+
+/** Moves every held lease by a step of the store's clock (clock-steps.ts): `$1` ms. Not a
+ *  write of a job's outcome: no lease token, state or history changes. */
+const SHIFT_LEASES = defineStatement(
+  'shift_leases',
+  (s) => `
+update ${s.quoted}.jobs set lease_expires_at = lease_expires_at + $1::float8 * interval '1 millisecond'
+where state = 'running' and lease_expires_at is not null
+`,
+);
 
 export class SqlContext {
   readonly driver: SqlDriver;
   readonly schema: SqlSchema;
   readonly #clock: Clock | undefined;
+  /** The embedded store's: steps of its clock to move held leases by. */
+  readonly #steps: ClockSteps | undefined;
   readonly #statements = new Map<StatementDefinition, Statement>();
 
-  constructor(driver: SqlDriver, schema: SqlSchema, clock: Clock | undefined) {
+  constructor(driver: SqlDriver, schema: SqlSchema, clock: Clock | undefined, steps?: ClockSteps) {
     this.driver = driver;
     this.schema = schema;
     this.#clock = clock;
+    this.#steps = steps;
   }
 
   /** `$1` of every statement that writes: the injected clock's time, or null so that SQL
@@ -32,7 +46,18 @@ export class SqlContext {
     return statement;
   }
 
-  run<Row>(definition: StatementDefinition, values: readonly unknown[]): Promise<Row[]> {
+  /** Runs one statement; after a step of the clock, moves held leases by it first (the one
+   *  session of PGlite runs the two in that order). */
+  async run<Row>(definition: StatementDefinition, values: readonly unknown[]): Promise<Row[]> {
+    const step = this.#steps?.take() ?? 0;
+    if (step !== 0) {
+      try {
+        await this.driver.query(this.statement(SHIFT_LEASES), [step]);
+      } catch (error) {
+        this.#steps!.untake(step);
+        throw error;
+      }
+    }
     return this.driver.query(this.statement(definition), values);
   }
 }

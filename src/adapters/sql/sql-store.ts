@@ -42,6 +42,7 @@ import type {
   SuspendAnswer,
   SuspendRequest,
 } from '../store.js';
+import type { ClockSteps } from '../clock-steps.js';
 import { migrate } from './migrate.js';
 import { cancelJob } from './queries/cancel-job.js';
 import { claimAlert } from './queries/claim-alert.js';
@@ -79,6 +80,8 @@ export interface SqlStoreParts {
   schema: SqlSchema;
   /** Undefined: the database's clock. */
   clock: Clock | undefined;
+  /** The embedded store's: steps of its clock, to move held leases by (clock-steps.ts). */
+  steps?: ClockSteps | undefined;
   listen: Listen;
   notifyDebounceMs: number;
   /** Releases what the store opened (not what the caller passed in). */
@@ -97,7 +100,7 @@ export class SqlJobStore implements JobStore {
 
   constructor(parts: SqlStoreParts) {
     this.schema = parts.schema.name;
-    this.#ctx = new SqlContext(parts.driver, parts.schema, parts.clock);
+    this.#ctx = new SqlContext(parts.driver, parts.schema, parts.clock, parts.steps);
     this.#wakes = new WakeHub(parts.listen, parts.notifyDebounceMs);
     this.#release = parts.release;
   }
