@@ -77,8 +77,8 @@ const MAX_SNOOZE_MS = 100 * 365.25 * 86_400_000;
 /** An option or argument is out of range or of the wrong type. Nothing was written. */
 export class InvalidOptionError extends JobvisorError {
   readonly option: string;
-  constructor(option: string, message: string) {
-    super('invalid_option', `${option}: ${message}`);
+  constructor(option: string, message: string, options?: { cause?: unknown }) {
+    super('invalid_option', `${option}: ${message}`, options);
     this.option = option;
   }
 }

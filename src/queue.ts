@@ -165,8 +165,26 @@ export interface Queue<H extends HandlerMap = HandlerMap> {
   ): Promise<EnqueueResult[]>;
 }
 
+/** Every option's name: another (a typo, a supervisor's option) is refused, not ignored. */
+const QUEUE_OPTION_NAMES: ReadonlySet<string> = new Set<keyof QueueOptions<HandlerMap>>([
+  'handlers', 'concurrency', 'gate', 'maxAttempts', 'leaseMs', 'heartbeatMs', 'deadlineMs', 'backoff', 'alertKey', 'maxPayloadBytes',
+  'perKeyConcurrency', 'rateLimit',
+]);
+
 export function defineQueue<H extends HandlerMap>(name: string, options: QueueOptions<H>): Queue<H> {
   assertName('queue name', name);
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionError(`queue "${name}" options`, 'must be an object with handlers');
+  for (const key of Object.keys(options)) {
+    if (!QUEUE_OPTION_NAMES.has(key)) {
+      throw new InvalidOptionError(`queue "${name}" ${key}`, `is not a queue option (they are ${[...QUEUE_OPTION_NAMES].join(', ')})`);
+    }
+  }
+  if (typeof options.handlers !== 'object' || options.handlers === null || Array.isArray(options.handlers)) {
+    throw new InvalidOptionError(`queue "${name}" handlers`, 'must be an object of kind → handler function ({} for a queue this process only enqueues to)');
+  }
+  if (options.alertKey !== undefined && typeof options.alertKey !== 'function') {
+    throw new InvalidOptionError(`queue "${name}" alertKey`, `must be a function (job) => string | number | undefined, got ${typeof options.alertKey}`);
+  }
   const settings = resolveQueueSettings(name, options);
   for (const kind of Object.keys(options.handlers)) {
     assertName(`queue "${name}" handler kind`, kind);
@@ -297,7 +315,10 @@ function resolveQueueSettings(
   const perKeyConcurrency = options.perKeyConcurrency ?? 1;
   assertInt32(at('perKeyConcurrency'), perKeyConcurrency);
   if (options.rateLimit !== undefined) {
-    assertInt32(at('rateLimit.max'), options.rateLimit?.max);
+    if (typeof options.rateLimit !== 'object' || options.rateLimit === null) {
+      throw new InvalidOptionError(at('rateLimit'), `must be { max, intervalMs }, got ${String(options.rateLimit)}`);
+    }
+    assertInt32(at('rateLimit.max'), options.rateLimit.max);
     assertPositiveInt(at('rateLimit.intervalMs'), options.rateLimit.intervalMs);
   }
   if (options.backoff !== undefined && typeof options.backoff !== 'function') {

@@ -12,17 +12,20 @@ import { LazyAbortController } from './lazy-abort.js';
 export type Suspension = SuspendRequest extends infer R ? (R extends unknown ? Omit<R, 'id' | 'leaseToken'> : never) : never;
 
 interface Asker {
-  send(event: { type: 'handler.suspend'; request: Suspension }): void;
+  send(event: { type: 'handler.suspend'; request: Suspension } | { type: 'handler.late' }): void;
   getSnapshot(): { status: string };
 }
 
 export class AttemptHandle extends LazyAbortController {
   #actor: Asker | undefined;
+  #late: () => boolean = () => false;
   #pending: { resolve(answer: SuspendAnswer): void; reject(error: unknown): void } | undefined;
 
-  /** The actor whose attempt this is; set as its handler starts. */
-  bind(actor: Asker): void {
+  /** The actor whose attempt this is, and whether the handler asks too late (after its
+   *  deadline or lease: it kept the event loop busy); set as its handler starts. */
+  bind(actor: Asker, late: () => boolean): void {
     this.#actor = actor;
+    this.#late = late;
   }
 
   /** Asks the actor to sleep or wait; resolves with what the store did. An answer that ends
@@ -37,7 +40,9 @@ export class AttemptHandle extends LazyAbortController {
     }
     return new Promise<SuspendAnswer>((resolve, reject) => {
       this.#pending = { resolve, reject };
-      actor.send({ type: 'handler.suspend', request });
+      // Too late to write a sleep: the attempt ends as the deadline or the lapsed lease decide,
+      // and this call never settles (drop).
+      actor.send(this.#late() ? { type: 'handler.late' } : { type: 'handler.suspend', request });
     });
   }
 

@@ -14,6 +14,7 @@
  *                      ├─ unknown kind / SkipJobError ─▶ skipping ─▶ skipped
  *                      ├─ cancel ─▶ cancelling ─▶ cancelled
  *                      ├─ shutdown after grace ─▶ releasing ─▶ retrying (no attempt spent)
+ *                      ├─ answered late (handler.late) ─▶ the deadline's outcome, or lost past the lease
  *                      └─ lease lost ─▶ lost (writes nothing)
  *
  * Cost matters (see NOTES.md): no invoked children. The handler, lease renewals and writes
@@ -21,6 +22,12 @@
  * writes go through the supervisor's batched writer. A write is its own state, left only
  * when the store has answered, so a deadline cannot interrupt it and the actor is final
  * only once the row says so. A write the store rejected for its lease ends in `lost`.
+ *
+ * Node cannot interrupt a handler that keeps the event loop busy (CPU work before its first
+ * `await`, or between two), and the deadline and lease timers fire only after it yields: its
+ * answer, a microtask, would come first. So the answer is judged by the ports' clock when it
+ * comes (`answeredLate`): one after the deadline or the lease comes as `handler.late`, and a
+ * request or timer that finds the lease lapsed ends the attempt `lost` without writing.
  */
 import { and, assign, setup } from 'xstate';
 import type { ChildJob, JobOutcome, Lease, SuspendAnswer, SuspendRequest } from '../adapters/store.js';
@@ -97,6 +104,9 @@ export type JobMachineEvent =
   /** The handler returned `continueAfter(children)` (src/flows). */
   | { type: 'handler.continue'; children: readonly ChildJob[] }
   | { type: 'handler.rejected'; error: unknown }
+  /** The handler answered (or asked to sleep) after its deadline or its lease, by the ports'
+   *  clock: it kept the event loop busy past them. Its answer is dropped. */
+  | { type: 'handler.late' }
   | { type: 'lease.renewed'; applied: boolean; sentAt: number }
   | { type: 'lease.renewFailed'; error: unknown }
   | { type: 'write.done'; applied: boolean }
@@ -138,6 +148,13 @@ function deadlineError(deadlineMs: number): JobErrorInfo {
 function expiredError(expiresAt: Date): JobErrorInfo {
   const { code, message, name } = new JobExpired(expiresAt);
   return { code, message, name };
+}
+
+/** The handler, started at `startedAt` on the ports' clock, answers now: after its lease (the
+ *  timer that would have given it up had no turn to fire) or after its deadline. */
+export function answeredLate(context: Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>, startedAt: number): boolean {
+  const now = context.ports.now();
+  return now >= context.leaseValidUntil || (context.policy.deadlineMs > 0 && now - startedAt >= context.policy.deadlineMs);
 }
 
 /** Answers that arrive after the actor ended (a late handler result) are dropped. */
@@ -205,7 +222,9 @@ export const jobMachine = setup({
   },
   actions: {
     startHandler: ({ context, self }) => {
-      context.abort.bind(self);
+      const startedAt = context.ports.now();
+      const late = () => answeredLate(self.getSnapshot().context, startedAt);
+      context.abort.bind(self, late);
       let settled: Promise<unknown>;
       try {
         // A synchronous handler's value or throw settles as its async form would; so does a
@@ -216,6 +235,7 @@ export const jobMachine = setup({
       }
       settled.then(
         (result) => {
+          if (late()) return sendIfActive(self, { type: 'handler.late' });
           if (result instanceof ContinueAfter) return sendIfActive(self, { type: 'handler.continue', children: result.children });
           // Read once, now: a result the store cannot hold, or one changed after it was
           // returned, must not reach the write (and every write batched with it).
@@ -227,7 +247,7 @@ export const jobMachine = setup({
               : { type: 'handler.resolved', result: data.value },
           );
         },
-        (error: unknown) => sendIfActive(self, { type: 'handler.rejected', error }),
+        (error: unknown) => sendIfActive(self, late() ? { type: 'handler.late' } : { type: 'handler.rejected', error }),
       );
     },
     // After the set… action that says why: the signal's reason carries the same code.
@@ -328,6 +348,12 @@ export const jobMachine = setup({
         message: `job ${context.job.id} attempt ${context.job.attempt}: another worker or the reaper holds the row now`,
       }),
     }),
+    setLapsed: assign({
+      error: ({ context }) => ({
+        code: 'lease_lost',
+        message: `job ${context.job.id} attempt ${context.job.attempt}: its lease lapsed while the handler kept the event loop busy; nothing is written, the reaper gives the row back`,
+      }),
+    }),
     setWriteLost: assign({
       error: ({ context }) => ({
         code: 'lease_lost',
@@ -420,6 +446,8 @@ export const jobMachine = setup({
       },
       after: {
         deadline: [
+          // Overdue after a busy event loop, it may fire before the lease's own timer.
+          { guard: and(['hasDeadline', 'leaseLapsed']), target: 'lost', actions: ['setLapsed', 'abortHandler'] },
           { guard: and(['hasDeadline', 'mayRunAgain']), target: 'failing', actions: ['setDeadlineRetry', 'abortHandler'] },
           { guard: 'hasDeadline', target: 'dying', actions: ['setDeadlineDead', 'abortHandler'] },
         ],
@@ -427,6 +455,13 @@ export const jobMachine = setup({
       on: {
         'handler.resolved': { target: 'completing', actions: 'setCompleted' },
         'handler.continue': { target: 'suspending', actions: 'setWaiting' },
+        // The sender judged it late (answeredLate): past the lease, nothing may be written;
+        // else the deadline came first, and decides as its timer would have.
+        'handler.late': [
+          { guard: 'leaseLapsed', target: 'lost', actions: ['setLapsed', 'abortHandler'] },
+          { guard: 'mayRunAgain', target: 'failing', actions: ['setDeadlineRetry', 'abortHandler'] },
+          { target: 'dying', actions: ['setDeadlineDead', 'abortHandler'] },
+        ],
         'handler.rejected': [
           { guard: 'isSkip', target: 'skipping', actions: 'setSkipped' },
           // A snooze past expiresAt waits all the same: the reaper or the next claim ends it.
@@ -440,8 +475,15 @@ export const jobMachine = setup({
           { guard: 'renewRejected', target: 'lost', actions: ['setLost', 'abortHandler'] },
           { actions: 'extendLease' },
         ],
-        'job.cancel': { target: 'cancelling', actions: ['setCancelled', 'abortHandler'] },
-        'job.abort': { target: 'releasing', actions: ['setReleased', 'abortHandler'] },
+        // A request handled before the lease's overdue timer (the loop was busy) writes nothing.
+        'job.cancel': [
+          { guard: 'leaseLapsed', target: 'lost', actions: ['setLapsed', 'abortHandler'] },
+          { target: 'cancelling', actions: ['setCancelled', 'abortHandler'] },
+        ],
+        'job.abort': [
+          { guard: 'leaseLapsed', target: 'lost', actions: ['setLapsed', 'abortHandler'] },
+          { target: 'releasing', actions: ['setReleased', 'abortHandler'] },
+        ],
         'job.expire': { target: 'dying', actions: ['setExpired', 'abortHandler'] },
       },
     },

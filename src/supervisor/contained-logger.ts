@@ -11,7 +11,14 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
  */
 export function containedLogger(logger: Logger): Logger {
   for (const level of LEVELS) {
-    if (typeof logger?.[level] !== 'function') {
+    let method: unknown;
+    try {
+      method = logger?.[level];
+    } catch (error) {
+      // A getter or a Proxy that throws: refused now, not at the first log line.
+      throw new InvalidOptionError('logger', `reading its ${level}() method threw: ${String(error)}`, { cause: error });
+    }
+    if (typeof method !== 'function') {
       throw new InvalidOptionError('logger', `has no ${level}() method: pass a pino logger, or an object with debug, info, warn and error`);
     }
   }

@@ -99,8 +99,35 @@ export const DEFAULTS = {
 
 export type ResolvedOptions = ReturnType<typeof resolveOptions>;
 
+/** Every option's name: another (a typo, a queue's option) is refused, not ignored. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof SupervisorOptions>([
+  'store', 'queues', 'schedules', 'gates', 'concurrency', 'workerId', 'logger', 'clock', 'pollIntervalMs', 'reaperIntervalMs',
+  'errorBackoffMs', 'maxErrorBackoffMs', 'writeRetryMs', 'prefetchWindowMs', 'maxPrefetch', 'onDead', 'alertThrottleMs',
+  'progressIntervalMs', 'inspect', 'random',
+]);
+
+/** Options of defineQueue that a caller may put here by mistake. */
+const QUEUE_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'handlers', 'gate', 'maxAttempts', 'leaseMs', 'heartbeatMs', 'deadlineMs', 'backoff', 'alertKey', 'maxPayloadBytes', 'perKeyConcurrency', 'rateLimit',
+]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function assertFunction(what: string, value: unknown, shape: string): void {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(what, `must be a function ${shape}, got ${describe(value)}`);
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
+}
+
 export function resolveOptions(options: SupervisorOptions) {
-  if (!options.store) throw new InvalidOptionError('store', 'is required');
+  if (!isObject(options)) throw new InvalidOptionError('options', `must be an object, got ${describe(options)}`);
+  if (!isObject(options.store) || typeof options.store.claimJobs !== 'function') {
+    throw new InvalidOptionError('store', `is required: a store (memoryStore, pgliteStore, postgresStore), got ${describe(options.store)}`);
+  }
   if (options.random !== undefined && typeof options.random !== 'function') {
     throw new InvalidOptionError('random', 'must be a function returning a number in [0, 1)');
   }
@@ -108,18 +135,51 @@ export function resolveOptions(options: SupervisorOptions) {
   if ('inspector' in options) {
     throw new InvalidOptionError('inspector', 'is no longer a supervisor option: start it beside the supervisor with startInspector({ store, supervisor }) from jobvisor/inspector');
   }
+  for (const key of Object.keys(options)) {
+    if (OPTION_NAMES.has(key)) continue;
+    const hint = QUEUE_OPTION_NAMES.has(key) ? 'is a queue option: give it to defineQueue'
+      : key === 'graceMs' ? 'is an option of stop(): supervisor.stop({ graceMs })'
+      : `is not a supervisor option (they are ${[...OPTION_NAMES].join(', ')})`;
+    throw new InvalidOptionError(key, hint);
+  }
   if (!Array.isArray(options.queues) || options.queues.length === 0) {
     throw new InvalidOptionError('queues', 'must name at least one queue (defineQueue)');
   }
   const names = new Set<string>();
-  for (const q of options.queues) {
+  options.queues.forEach((q: unknown, i) => {
+    if (!isObject(q) || typeof q.name !== 'string' || !isObject(q.settings) || typeof q.alertKey !== 'function') {
+      throw new InvalidOptionError(`queues[${i}]`, `must be a queue made by defineQueue, got ${describe(q)}`);
+    }
     if (names.has(q.name)) throw new InvalidOptionError('queues', `queue "${q.name}" is given twice`);
     names.add(q.name);
+  });
+  if (options.schedules !== undefined && !Array.isArray(options.schedules)) {
+    throw new InvalidOptionError('schedules', `must be an array of schedules (defineSchedule), got ${describe(options.schedules)}`);
   }
   const scheduleNames = new Set<string>();
-  for (const schedule of options.schedules ?? []) {
+  (options.schedules ?? []).forEach((schedule: unknown, i) => {
+    if (!isObject(schedule) || typeof schedule.name !== 'string') {
+      throw new InvalidOptionError(`schedules[${i}]`, `must be a schedule made by defineSchedule, got ${describe(schedule)}`);
+    }
     if (scheduleNames.has(schedule.name)) throw new InvalidOptionError('schedules', `schedule "${schedule.name}" is given twice`);
     scheduleNames.add(schedule.name);
+  });
+  if (options.gates !== undefined && (!isObject(options.gates) || Array.isArray(options.gates))) {
+    throw new InvalidOptionError('gates', `must be an object of gate name → size, got ${describe(options.gates)}`);
+  }
+  assertFunction('onDead', options.onDead, '(alert) => void');
+  if (options.inspect !== undefined && typeof options.inspect !== 'function' && !isObject(options.inspect)) {
+    throw new InvalidOptionError('inspect', `must be an XState inspection observer (a function or { next }), got ${describe(options.inspect)}`);
+  }
+  if (options.clock !== undefined) {
+    if (!isObject(options.clock) || typeof options.clock.now !== 'function') {
+      throw new InvalidOptionError('clock', `must have now(), as monotonicClock or XState's SimulatedClock, got ${describe(options.clock)}`);
+    }
+    if ((options.clock.setTimeout === undefined) !== (options.clock.clearTimeout === undefined)) {
+      throw new InvalidOptionError('clock', 'must have both setTimeout() and clearTimeout(), or neither');
+    }
+    assertFunction('clock.setTimeout', options.clock.setTimeout, '(fn, ms) => id');
+    assertFunction('clock.clearTimeout', options.clock.clearTimeout, '(id) => void');
   }
   const gates = options.gates ?? {};
   for (const [name, size] of Object.entries(gates)) {
@@ -148,6 +208,11 @@ export function resolveOptions(options: SupervisorOptions) {
   // Not a timer: compared with the clock, so it may be longer than one can wait.
   const alertThrottleMs = options.alertThrottleMs ?? DEFAULTS.alertThrottleMs;
   assertPositiveInt('alertThrottleMs', alertThrottleMs);
+  const errorBackoffMs = timer('errorBackoffMs');
+  const maxErrorBackoffMs = timer('maxErrorBackoffMs');
+  if (maxErrorBackoffMs < errorBackoffMs) {
+    throw new InvalidOptionError('maxErrorBackoffMs', `must be at least errorBackoffMs (${errorBackoffMs}), got ${maxErrorBackoffMs}`);
+  }
   return {
     gates,
     concurrency,
@@ -157,8 +222,8 @@ export function resolveOptions(options: SupervisorOptions) {
     random: options.random,
     pollIntervalMs: timer('pollIntervalMs'),
     reaperIntervalMs: timer('reaperIntervalMs'),
-    errorBackoffMs: timer('errorBackoffMs'),
-    maxErrorBackoffMs: timer('maxErrorBackoffMs'),
+    errorBackoffMs,
+    maxErrorBackoffMs,
     writeRetryMs: timer('writeRetryMs'),
     progressIntervalMs: timer('progressIntervalMs'),
     prefetch: { windowMs: nonNegative('prefetchWindowMs'), max: nonNegative('maxPrefetch') },

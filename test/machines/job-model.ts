@@ -11,7 +11,11 @@
  *   paused, the reaper rescued the row and another worker claimed it (a steal);
  * - a pause of the process while a job waits for a slot (`process.paused`): the wall clock
  *   moves to the end of the lease and no timer fires until something happens next;
- * - the job's `expiresAt` as a timer of the world (the supervisor's), sending `job.expire`.
+ * - the job's `expiresAt` as a timer of the world (the supervisor's), sending `job.expire`;
+ * - a handler that keeps the event loop busy (`process.busy`, in the configs that say `busy`):
+ *   time moves past its deadline or its lease and no timer fires until something happens
+ *   next; its answer then comes as `handler.late` (the handler's answer is judged when it
+ *   comes, by the clock).
  *
  * The machine's actions are recorded, never run: the model reads from them which timers were
  * set or cancelled and which promises started.
@@ -53,7 +57,20 @@ export interface JobModelConfig {
   expiresAtMs?: number;
   /** The handler waits for a signal once (docs/durable-jobs.md): `handler.suspend`. */
   durable?: boolean;
+  /** The handler may keep the event loop busy once, at its start: `process.busy`. */
+  busy?: boolean;
+  /** This config's per-attempt deadline instead of TIMING's. */
+  deadlineMs?: number;
 }
+
+/** The policy a config's actors run with. */
+export function policyOf(config: JobModelConfig): JobPolicy {
+  return { ...POLICY, deadlineMs: config.deadlineMs ?? POLICY.deadlineMs };
+}
+
+/** How far a busy event loop holds the handler: just past its deadline (the lease still
+ *  holds), or just past its lease. */
+export const BUSY_UNTIL = ['deadline', 'lease'] as const;
 
 export const CONFIGS: readonly JobModelConfig[] = [
   { name: 'waits for a slot, attempts left', maxAttempts: 2, hasHandler: true, waitForStart: true },
@@ -66,6 +83,10 @@ export const CONFIGS: readonly JobModelConfig[] = [
   { name: 'expires while it waits or runs', maxAttempts: 1, hasHandler: true, waitForStart: true, expiresAtMs: 1_850 },
   { name: 'claimed past its expiresAt', maxAttempts: 1, hasHandler: true, waitForStart: false, expiresAtMs: 0 },
   { name: 'a durable handler', maxAttempts: 1, hasHandler: true, waitForStart: false, durable: true },
+  // Its deadline (600) comes before the first heartbeat (1 000): after a busy loop past the
+  // lease, the overdue deadline timer fires first. 600 + n·700 falls on no lease end.
+  { name: 'a handler that keeps the loop busy', maxAttempts: 2, hasHandler: true, waitForStart: false, busy: true, deadlineMs: 600 },
+  { name: 'a busy handler on its last attempt', maxAttempts: 1, hasHandler: true, waitForStart: false, busy: true, deadlineMs: 600 },
 ];
 
 /** The durable handler's one call: a wait for signal "go" with a timeout. The store answers
@@ -87,6 +108,12 @@ export interface World {
   now: number;
   timers: Timer[];
   handlerRunning: boolean;
+  /** When the handler started (model time). */
+  handlerStartedAt: number;
+  /** The handler kept the event loop busy once. */
+  busy: boolean;
+  /** It may (the config's `busy`). */
+  mayBeBusy: boolean;
   /** When the renewal in flight was sent. */
   renewalSentAt: number | null;
   writeInFlight: boolean;
@@ -164,7 +191,7 @@ function modelInput(config: JobModelConfig): JobMachineInput {
       runHandler: never, writeOutcome: never, renewLease: never, suspend: never, freeSlot: never,
       now: () => modelNow, backoffMs: () => TIMING.backoffMs,
     },
-    policy: POLICY,
+    policy: policyOf(config),
     hasHandler: config.hasHandler,
     waitForStart: config.waitForStart,
     leaseValidUntil: TIMING.leaseMs,
@@ -181,6 +208,7 @@ function recorder(world: World, scope: ActorScope<any, any>): ActorScope<any, an
       switch (action.type) {
         case 'startHandler':
           world.handlerRunning = true;
+          world.handlerStartedAt = world.now;
           break;
         case 'renewLease':
           world.renewalSentAt = world.now;
@@ -207,8 +235,12 @@ function recordWrite(snapshot: ModelSnapshot): void {
   const { machine, world } = snapshot;
   if (machine.status !== 'done' || machine.value === 'lost') return;
   if (!world.decided) throw new Error(`the machine ended ${JSON.stringify(machine.value)} with nothing decided`);
+  if (world.decided === LAPSED) throw new Error(`the machine ended ${JSON.stringify(machine.value)}: it wrote after its lease lapsed`);
   world.history.push(['running', world.decided.to, 1, WORKER, world.decided.code]);
 }
+
+/** What a running attempt that finds its lease lapsed must do: write nothing (end `lost`). */
+const LAPSED: Decided = { to: 'running', code: 'lease_lost' };
 
 /**
  * What ends the attempt, by the README ("Queues and handlers", "The job machine", "Snooze",
@@ -226,6 +258,9 @@ export function decide(config: JobModelConfig, now: number, event: ModelEvent): 
     case 'handler.continue':
       // Children added (docs/workflows.md): the row waits for them, no attempt spent.
       return { to: 'waiting', code: null };
+    case 'handler.late':
+      // docs/job-machine.md: an answer after the deadline is the deadline's outcome.
+      return failure('deadline_exceeded');
     case 'handler.rejected':
       if (event.error instanceof SkipJobError) return { to: 'skipped', code: 'skipped' };
       if (event.error instanceof SnoozeJobError) return { to: 'pending', code: 'snoozed' };
@@ -276,7 +311,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
   return {
     getInitialSnapshot: (scope) => {
       const world: World = {
-        now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, renewalSentAt: null, writeInFlight: false,
+        now: config.answeredAfterMs ?? 0, timers: [], handlerRunning: false, handlerStartedAt: 0, busy: false, mayBeBusy: config.busy ?? false, renewalSentAt: null, writeInFlight: false,
         writeFailed: false, renewed: false, stolen: false, paused: false, writeRefused: false, decided: null,
         suspendInFlight: false, suspended: false, durable: config.durable ?? false, landed: null,
         history: [[null, 'pending', 0, null, null], ['pending', 'running', 1, WORKER, null]],
@@ -299,12 +334,19 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         world.paused = true;
         return snapshotOf(snapshot.machine, world);
       }
+      if (event.type === 'process.busy') {
+        // As a pause, but while the handler runs: it holds the loop, no timer fires.
+        const { context } = snapshot.machine;
+        world.now = event.until === 'lease' ? context.leaseValidUntil + 1 : world.handlerStartedAt + context.policy.deadlineMs + 1;
+        world.busy = true;
+        return snapshotOf(snapshot.machine, world);
+      }
       if (event.type.startsWith('xstate.after.') || event.type === 'job.expire') {
         const timer = world.timers.find((t) => t.event.type === event.type)!;
         // A timer overdue after a pause fires at once on resume: time does not go back.
         world.now = Math.max(world.now, timer.dueAt);
         world.timers = world.timers.filter((t) => t !== timer);
-      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected' || event.type === 'handler.continue') {
+      } else if (event.type === 'handler.resolved' || event.type === 'handler.rejected' || event.type === 'handler.continue' || event.type === 'handler.late') {
         world.handlerRunning = false;
       } else if (event.type === 'lease.renewed') {
         world.renewalSentAt = null;
@@ -333,6 +375,11 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
       // Decided while the job holds its handler, by the README's rules: what the machine
       // then writes is checked against it.
       const holding = snapshot.machine.matches('claimed') || snapshot.machine.matches('running');
+      // docs/job-machine.md: whatever reaches a running attempt after its lease lapsed by its
+      // own clock, nothing is written.
+      if (snapshot.machine.matches('running') && world.decided === null && world.now >= snapshot.machine.context.leaseValidUntil) {
+        world.decided = LAPSED;
+      }
       if (holding && world.decided === null) {
         world.decided = (snapshot.machine.matches('claimed') ? decideAtStart(config, world.now, event) : undefined) ?? decide(config, world.now, event) ?? null;
       }
@@ -361,9 +408,20 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
     // The durable config's paths are about its wait: the handler answers only after it, and
     // only returns (the other answers are the other configs' paths).
     if (world.suspended && !world.suspendInFlight) events.push({ type: 'handler.resolved', result: { photos: 20 } });
+  } else if (world.handlerRunning && machine.matches('running') && answersLate(snapshot)) {
+    // Whatever it returns or throws, the answer comes as `handler.late`.
+    events.push({ type: 'handler.late' });
   } else if (world.handlerRunning) {
     events.push({ type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.continue', children: CHILDREN });
     for (const error of Object.values(HANDLER_ERRORS)) events.push({ type: 'handler.rejected', error });
+  }
+  // A busy loop at the handler's start (CPU work before its first await), once: past the
+  // deadline while the lease holds, or past the lease.
+  if (world.mayBeBusy && !world.busy && world.handlerRunning && machine.matches({ running: 'working' }) && world.now === world.handlerStartedAt) {
+    for (const until of BUSY_UNTIL) {
+      const deadlineFirst = world.handlerStartedAt + machine.context.policy.deadlineMs < machine.context.leaseValidUntil;
+      if (until === 'lease' || deadlineFirst) events.push({ type: 'process.busy', until });
+    }
   }
   // A renewal's answer, or its failure, while the job holds its lease. One that comes during
   // a write is ignored (IGNORED, which the replay sends): enumerated, its applied form would
@@ -407,6 +465,13 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
   return events;
 }
 
+/** By the model's own reckoning (docs/job-machine.md), the handler answers after its lease
+ *  or its deadline. */
+function answersLate({ machine, world }: ModelSnapshot): boolean {
+  const { deadlineMs } = machine.context.policy;
+  return world.now >= machine.context.leaseValidUntil || (deadlineMs > 0 && world.now - world.handlerStartedAt >= deadlineMs);
+}
+
 /**
  * What each state of the job must ignore, stated from the README apart from the machine (as
  * XState's TestModel states what holds in each state): the replay sends each of these in
@@ -422,6 +487,7 @@ export function eventsFor(snapshot: ModelSnapshot): ModelEvent[] {
 const IGNORED_WHILE_WRITING: ModelEvent[] = [
   { type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }, { type: 'job.expire' },
   { type: 'handler.resolved', result: { late: true } }, { type: 'handler.rejected', error: HANDLER_ERRORS.PermanentJobError },
+  { type: 'handler.late' },
   { type: 'lease.renewed', applied: true, sentAt: 0 }, { type: 'lease.renewed', applied: false, sentAt: 0 },
   { type: 'lease.renewFailed', error: new Error('ECONNRESET') },
 ];
@@ -431,7 +497,7 @@ const NO_WRITE_IN_FLIGHT: ModelEvent[] = [
 
 export const IGNORED = {
   claimed: [
-    { type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.rejected', error: HANDLER_ERRORS.Error },
+    { type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.rejected', error: HANDLER_ERRORS.Error }, { type: 'handler.late' },
     ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') },
   ],
   running: [{ type: 'job.start' }, ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') }],
@@ -462,6 +528,7 @@ export function serializeModel(snapshot: ModelSnapshot): string {
     outcome: outcome && [outcome.state, 'error' in outcome ? outcome.error.code : null],
     stolen: world.stolen,
     paused: world.paused,
+    busy: world.busy,
     refused: world.writeRefused,
     write: world.writeInFlight,
     suspend: [world.suspendInFlight, world.suspended, world.landed?.to ?? null],
@@ -469,7 +536,7 @@ export function serializeModel(snapshot: ModelSnapshot): string {
     timers: world.timers.map((t) => [t.event.type, t.dueAt - world.now]).sort(),
     ...(active && { lease: machine.context.leaseValidUntil - world.now }),
     ...(holdsLease && {
-      handler: world.handlerRunning,
+      handler: world.handlerRunning && world.handlerStartedAt - world.now,
       renewal: world.renewalSentAt === null ? null : world.renewalSentAt - world.now,
     }),
   });
@@ -491,6 +558,8 @@ export function serializeEvent(event: ModelEvent): string {
       return `suspend.done(${event.answer.answer})`;
     case 'suspend.failed':
       return 'suspend.failed(unreachable)';
+    case 'process.busy':
+      return `process.busy(past the ${event.until})`;
     default:
       return event.type;
   }

@@ -22,7 +22,7 @@ import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, Clock, JobRecord } from '../../src/types.js';
 import { createTestClock, deferred, settle } from '../support/sim.js';
 import {
-  serializeEvent, type HistoryRow, IGNORED, SIGNAL_WAIT, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, POLICY, THIEF, TIMING,
+  serializeEvent, type HistoryRow, IGNORED, SIGNAL_WAIT, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, policyOf, THIEF, TIMING,
   WORKER, type World,
 } from './job-model.js';
 
@@ -100,7 +100,7 @@ export async function replayJobPath(
       clock,
       inspect,
       input: {
-        job, ports, policy: POLICY, hasHandler: config.hasHandler, waitForStart: config.waitForStart, leaseValidUntil: start + TIMING.leaseMs,
+        job, ports, policy: policyOf(config), hasHandler: config.hasHandler, waitForStart: config.waitForStart, leaseValidUntil: start + TIMING.leaseMs,
         // One clock for the store and the actor here: the claim's conversion is the identity.
         expiresAtMs: job.expiresAt?.getTime() ?? null,
       },
@@ -175,6 +175,14 @@ export async function replayJobPath(
           break;
         case 'handler.continue':
           handler.resolve(new ContinueAfter(event.children));
+          break;
+        case 'handler.late':
+          // Any answer: the actor judges it late by the clock and sends `handler.late` itself.
+          handler.resolve({ photos: 20 });
+          break;
+        case 'process.busy':
+          // The handler holds the loop: the wall clock moves, no timer fires.
+          wallAhead += state.world.now - before.now;
           break;
         case 'lease.renewed': {
           const sent = inFlight.renewal!;

@@ -68,7 +68,30 @@ const BAD_QUEUE_OPTIONS: Array<[Partial<QueueOptions<typeof handlers>>, string]>
   [{ maxAttempts: 2_147_483_647 }, 'queue "q" maxAttempts'],
   [{ maxPayloadBytes: 0 }, 'queue "q" maxPayloadBytes'],
   [{ gate: `g'; drop table jobs; --` }, 'queue "q" gate'],
+  [{ gate: 5 as never }, 'queue "q" gate'],
+  [{ alertKey: 'k' as never }, 'queue "q" alertKey'],
+  [{ handlers: 'send' as never }, 'queue "q" handlers'],
+  [{ handlers: null as never }, 'queue "q" handlers'],
+  [{ backoff: 1_000 as never }, 'queue "q" backoff'],
+  [{ leaseMs: 0 }, 'queue "q" leaseMs'],
+  [{ heartbeatMs: 0 }, 'queue "q" heartbeatMs'],
+  [{ maxPayloadBytes: 1.5 }, 'queue "q" maxPayloadBytes'],
+  [{ perKeyConcurrency: 0 }, 'queue "q" perKeyConcurrency'],
+  [{ rateLimit: 5 as never }, 'queue "q" rateLimit'],
+  [{ rateLimit: { max: 0, intervalMs: 1_000 } }, 'queue "q" rateLimit.max'],
+  [{ rateLimit: { max: 1, intervalMs: 0 } }, 'queue "q" rateLimit.intervalMs'],
+  // Not a queue option: a typo, or the supervisor's, is refused rather than ignored.
+  [{ deadline: 300 } as never, 'queue "q" deadline'],
+  [{ onDead: () => {} } as never, 'queue "q" onDead'],
 ];
+
+/** A logger whose methods throw when read (a Proxy, a getter that throws). */
+const UNREADABLE_LOGGER = new Proxy({}, {
+  get: (_, key) => {
+    if (key === 'debug' || key === 'info' || key === 'warn' || key === 'error') throw new Error('no access');
+    return undefined;
+  },
+}) as Logger;
 
 const BAD_SUPERVISOR_OPTIONS: Array<[Partial<SupervisorOptions>, string]> = [
   [{ concurrency: 0 }, 'concurrency'],
@@ -80,6 +103,28 @@ const BAD_SUPERVISOR_OPTIONS: Array<[Partial<SupervisorOptions>, string]> = [
   [{ workerId: '' }, 'workerId'],
   [{ gates: { gpu: 0 } }, 'gates.gpu'],
   [{ queues: [] }, 'queues'],
+  [{ queues: ['q'] as never }, 'queues[0]'],
+  [{ store: 'x' as never }, 'store'],
+  [{ onDead: 'x' as never }, 'onDead'],
+  [{ alertKey: 'k' } as never, 'alertKey'],
+  [{ deadlineMs: 300 } as never, 'deadlineMs'],
+  [{ graceMs: 1_000 } as never, 'graceMs'],
+  [{ pollIntervalMS: 10 } as never, 'pollIntervalMS'],
+  [{ errorBackoffMs: 5_000, maxErrorBackoffMs: 1_000 }, 'maxErrorBackoffMs'],
+  [{ maxErrorBackoffMs: 500 }, 'maxErrorBackoffMs'],
+  [{ errorBackoffMs: 0 }, 'errorBackoffMs'],
+  [{ logger: UNREADABLE_LOGGER }, 'logger'],
+  [{ logger: { info: () => {} } as never }, 'logger'],
+  [{ clock: {} as never }, 'clock'],
+  [{ clock: { now: () => 0, setTimeout: () => 1 } as never }, 'clock'],
+  [{ inspect: 'x' as never }, 'inspect'],
+  [{ schedules: 'x' as never }, 'schedules'],
+  [{ schedules: [5] as never }, 'schedules[0]'],
+  [{ gates: [1] as never }, 'gates'],
+  [{ prefetchWindowMs: -1 }, 'prefetchWindowMs'],
+  [{ maxPrefetch: 1.5 }, 'maxPrefetch'],
+  [{ alertThrottleMs: 0 }, 'alertThrottleMs'],
+  [{ progressIntervalMs: 0 }, 'progressIntervalMs'],
 ];
 
 function expectInvalidOption(attempt: () => unknown, option: string): void {
