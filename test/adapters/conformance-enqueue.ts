@@ -45,6 +45,8 @@ export function describeEnqueueConformance(current: CurrentStore, factory: Store
           cancelRequestedAt: null,
           progress: null,
           traceContext: null,
+          steps: [],
+          waitingForSignal: null,
         },
       });
       const id = result!.job.id;

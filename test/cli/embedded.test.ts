@@ -54,7 +54,7 @@ describe('jobvisor CLI on the embedded store', { shuffle: false }, () => {
       expect(Object.fromEntries(Object.entries(total).filter(([, n]) => n !== 0))).toEqual(printed);
       expect(Object.keys(queues).sort()).toEqual(['emails', 'reports', 'thumbnails', 'webhooks']);
       // The table per queue, as printed.
-      expect(demo.stdout).toMatch(/^ +thumbnails +· +· +· +10 +1 +· +· +· +12$/m);
+      expect(demo.stdout).toMatch(/^ +thumbnails +· +· +· +10 +1 +· +· +· +· +12$/m);
       expect(queues.thumbnails).toMatchObject({ completed: 10, dead: 1 });
     });
 

@@ -181,10 +181,10 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(total.pending).toBe(5);
       const text = await cli(['stats', ...db]);
       expect(lines(text.stdout)).toEqual([
-        'QUEUE   PENDING  RUNNING  RETRYING  COMPLETED  DEAD  SKIPPED  CANCELLED  WAITING',
-        'emails        4        0         0          0     0        0          0        0',
-        'mail          1        0         0          0     0        0          0        0',
-        '(all)         5        0         0          0     0        0          0        0',
+        'QUEUE   PENDING  RUNNING  RETRYING  COMPLETED  DEAD  SKIPPED  CANCELLED  WAITING  SLEEPING',
+        'emails        4        0         0          0     0        0          0        0         0',
+        'mail          1        0         0          0     0        0          0        0         0',
+        '(all)         5        0         0          0     0        0          0        0         0',
       ]);
     });
 

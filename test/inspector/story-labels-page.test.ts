@@ -85,7 +85,7 @@ describeBrowser('inspector page: the story diagram’s labels', (session) => {
     await page.setViewportSize({ width: 1024, height: 800 });
     const { labels, states, svgWidth, fontPx } = await measure(id);
     expect(labels.filter((l) => l.label.startsWith('step '))).toHaveLength(steps);
-    expect(labels.filter((l) => l.label.startsWith('edge '))).toHaveLength(13);
+    expect(labels.filter((l) => l.label.startsWith('edge '))).toHaveLength(16);
     expect(collisions(labels, states)).toEqual([]);
     // Not shrunk to fit: drawn at its own width, its words at least 12 px high on screen.
     expect(svgWidth).toBe(1000);
