@@ -3,6 +3,7 @@
 import { InvalidArgumentError } from 'commander';
 import { sqlSchema } from '../adapters/sql/sql-schema.js';
 import { JobvisorError } from '../errors.js';
+import { assertName } from '../validation.js';
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
@@ -49,4 +50,14 @@ export function parseSchema(text: string): string {
   } catch (error) {
     throw new InvalidArgumentError(error instanceof JobvisorError ? error.message.replace(/^schema: /, '') : String(error));
   }
+}
+
+/** A signal's name, checked as the library checks it (a durable call's name). */
+export function parseSignalName(text: string): string {
+  try {
+    assertName('name', text);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof JobvisorError ? error.message.replace(/^name: /, '') : String(error));
+  }
+  return text;
 }

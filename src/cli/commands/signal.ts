@@ -1,10 +1,9 @@
-import { Command, InvalidArgumentError } from 'commander';
-import { InvalidOptionError } from '../../errors.js';
+import { Command } from 'commander';
 import { sendSignal } from '../../signals.js';
-import { assertJsonPayload, assertName } from '../../validation.js';
+import { assertJsonPayload } from '../../validation.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { print, printJson } from '../output.js';
-import { parseJobId } from '../parse.js';
+import { parseJobId, parseSignalName } from '../parse.js';
 import { readPayload } from './enqueue.js';
 
 interface SignalOptions extends ConnectionOptions {
@@ -36,13 +35,4 @@ export function signalCommand(): Command {
         else print(`job ${id} is ${state}: signal "${name}" kept in its mailbox for its next wait for "${name}"`);
       });
     });
-}
-
-function parseSignalName(text: string): string {
-  try {
-    assertName('name', text);
-  } catch (error) {
-    throw new InvalidArgumentError(error instanceof InvalidOptionError ? error.message.replace(/^name: /, '') : String(error));
-  }
-  return text;
 }
