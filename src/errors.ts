@@ -209,3 +209,44 @@ export class JobEndedError extends JobvisorError {
     this.state = state;
   }
 }
+
+/** The store's schema does not match this build of jobvisor: it was never migrated
+ *  (`reason` 'unmigrated'), lacks migrations this build needs ('outdated': `missing` lists
+ *  them), or holds a migration of a newer build that older builds cannot run against
+ *  ('newer': `breaking` lists it). Nothing was run against it. */
+export class SchemaVersionError extends JobvisorError {
+  readonly schema: string;
+  readonly reason: 'unmigrated' | 'outdated' | 'newer';
+  readonly missing: readonly string[];
+  readonly breaking: readonly string[];
+  constructor(
+    schema: string,
+    reason: 'unmigrated' | 'outdated' | 'newer',
+    found: { missing?: readonly string[]; breaking?: readonly string[] } = {},
+  ) {
+    super('schema_version', schemaVersionMessage(schema, reason, found));
+    this.schema = schema;
+    this.reason = reason;
+    this.missing = found.missing ?? [];
+    this.breaking = found.breaking ?? [];
+  }
+}
+
+function schemaVersionMessage(
+  schema: string,
+  reason: 'unmigrated' | 'outdated' | 'newer',
+  found: { missing?: readonly string[]; breaking?: readonly string[] },
+): string {
+  const migrate = 'run `jobvisor migrate` (or `await store.migrate()`) first';
+  switch (reason) {
+    case 'unmigrated':
+      return `schema "${schema}" holds no jobvisor tables: ${migrate}`;
+    case 'outdated':
+      return `schema "${schema}" lacks ${found.missing?.join(', ')} of this jobvisor: ${migrate}`;
+    case 'newer':
+      return (
+        `schema "${schema}" was migrated by a newer jobvisor (${found.breaking?.join(', ')}), ` +
+        'which this build cannot run against: upgrade jobvisor in this process'
+      );
+  }
+}

@@ -52,6 +52,7 @@ export {
   JobNotFoundError,
   JobvisorError,
   PermanentJobError,
+  SchemaVersionError,
   SkipJobError,
   SnoozeJobError,
   UnknownQueueError,

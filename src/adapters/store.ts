@@ -346,8 +346,20 @@ export interface StoreCapabilities {
 
 export type Unsubscribe = () => Promise<void>;
 
+/** A schema that fits this build (schema-version.ts). */
+export interface SchemaCheck {
+  /** Migrations a newer build applied, none of them breaking (`0021-name`): this build runs
+   *  beside it, as in a rolling deploy. */
+  readonly newer: readonly string[];
+}
+
 export interface JobStore {
   readonly capabilities: StoreCapabilities;
+
+  /** A store with a schema (SQL): refuses one that does not fit this build with a
+   *  SchemaVersionError (never migrated, migrations missing, or a newer build's breaking
+   *  one). The supervisor calls it on start; the store itself before its first statement. */
+  checkSchema?(): Promise<SchemaCheck>;
 
   /** Inserts jobs in one statement; unique keys return the live job instead. */
   enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]>;

@@ -3,7 +3,15 @@
  * failure is reported as one line on stderr (`jobvisor: …`).
  */
 import { CommanderError } from 'commander';
-import { FlowNotFoundError, InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError, UnknownQueueError } from '../errors.js';
+import {
+  FlowNotFoundError,
+  InvalidOptionError,
+  InvalidPayloadError,
+  JobEndedError,
+  JobNotFoundError,
+  SchemaVersionError,
+  UnknownQueueError,
+} from '../errors.js';
 
 export const EXIT = {
   ok: 0,
@@ -44,6 +52,8 @@ export function classify(error: unknown): { exitCode: ExitCode; line: string | u
   }
   if (error instanceof JobNotFoundError || error instanceof FlowNotFoundError) return { exitCode: EXIT.notFound, line: error.message };
   if (error instanceof JobEndedError) return { exitCode: EXIT.notApplied, line: error.message };
+  // A worker's supervisor refusing the schema on start (connection.ts words the commands' own).
+  if (error instanceof SchemaVersionError) return { exitCode: EXIT.unavailable, line: error.message };
   if (isConnectionError(error)) return { exitCode: EXIT.unavailable, line: `lost the database connection: ${describeError(error)}` };
   return { exitCode: EXIT.failure, line: describeError(error) };
 }

@@ -20,12 +20,11 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type pg from 'pg';
 import { redactUrl } from '../adapters/postgres/connection-failure.js';
 import { assertPostgresUrl } from '../adapters/postgres/connection-string.js';
-import { loadMigrations } from '../adapters/sql/migrate.js';
 import { DEFAULT_SCHEMA, sqlSchema } from '../adapters/sql/sql-schema.js';
 import type { SqlJobStore } from '../adapters/sql/sql-store.js';
+import { SchemaVersionError } from '../errors.js';
 import type { Logger } from '../types.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
 import { notice } from './output.js';
@@ -164,13 +163,9 @@ async function openPostgres(
       applied = await store.migrate();
       if (applied.length > 0 && (open.announce ?? true)) notice(`applied ${migrationList(applied)} to schema "${options.schema}" at ${label}`);
     } else {
-      const missing = await missingMigrations(pool, options.schema);
-      if (missing.length > 0) {
-        throw new CliError(
-          EXIT.unavailable,
-          `schema "${options.schema}" at ${label} lacks ${migrationList(missing)}: run \`${migrateCommand(label, givenBy, options.schema)}\` first`,
-        );
-      }
+      await store.checkSchema().catch((error: unknown) => {
+        throw error instanceof SchemaVersionError ? schemaUnfit(error, label, migrateCommand(label, givenBy, options.schema)) : error;
+      });
     }
     return { store, label, applied, close };
   } catch (error) {
@@ -179,18 +174,20 @@ async function openPostgres(
   }
 }
 
-/** Versions this jobvisor knows that the schema has not applied. */
-async function missingMigrations(pool: pg.Pool, schema: string): Promise<number[]> {
-  let done: Set<number>;
-  try {
-    const { rows } = await pool.query<{ version: number }>(`select version from ${sqlSchema(schema).quoted}.migrations`);
-    done = new Set(rows.map((row) => row.version));
-  } catch (error) {
-    // No schema or no migrations table yet: nothing applied.
-    if ((error as { code?: unknown }).code !== '42P01') throw error;
-    done = new Set();
+/** A schema that does not fit this build, as one line naming what to run (exit 4). */
+function schemaUnfit(error: SchemaVersionError, label: string, migrate: string): CliError {
+  const where = `schema "${error.schema}" at ${label}`;
+  switch (error.reason) {
+    case 'unmigrated':
+      return new CliError(EXIT.unavailable, `${where} holds no jobvisor tables: run \`${migrate}\` first`);
+    case 'outdated':
+      return new CliError(EXIT.unavailable, `${where} lacks ${error.missing.join(', ')}: run \`${migrate}\` first`);
+    case 'newer':
+      return new CliError(
+        EXIT.unavailable,
+        `${where} was migrated by a newer jobvisor (${error.breaking.join(', ')}), which this one cannot run against: upgrade jobvisor`,
+      );
   }
-  return (await loadMigrations()).map((m) => m.version).filter((version) => !done.has(version));
 }
 
 /** The `migrate` command for the same database and schema: the URL as the user gave it (with

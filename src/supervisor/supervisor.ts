@@ -157,6 +157,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   async start(): Promise<void> {
     if (this.started || this.stopPromise) return;
     this.started = true;
+    try {
+      const newer = (await this.store.checkSchema?.())?.newer ?? [];
+      if (newer.length > 0) this.logger.warn({ newer }, 'the schema holds migrations of a newer jobvisor (none breaking): running beside it');
+    } catch (error) {
+      this.started = false;
+      throw error;
+    }
+    if (this.stopPromise) return;
     if (this.store.capabilities.notifications) {
       try {
         this.unsubscribe = await this.store.subscribe(

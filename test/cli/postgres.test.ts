@@ -61,7 +61,7 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(lines(stderr)).toHaveLength(1);
       const shown = url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
       const hint = `run \`jobvisor migrate --database-url '${shown}' --schema ${schema}\` first`;
-      expect(stderr).toMatch(new RegExp(`^jobvisor: schema "${schema}" at .* lacks migrations? [\\d, ]+: `));
+      expect(stderr).toMatch(new RegExp(`^jobvisor: schema "${schema}" at .* holds no jobvisor tables: `));
       expect(stderr.endsWith(`: ${hint}\n`)).toBe(true);
       // From the environment, the URL need not be given again.
       const fromEnv = await cli(['stats', '--schema', schema], { env: { DATABASE_URL: url } });
@@ -81,6 +81,26 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
     it('reads DATABASE_URL from the environment', async () => {
       const result = await cliJson(['migrate', '--schema', schema], { env: { DATABASE_URL: url } });
       expect(result).toEqual({ schema, applied: [] });
+    });
+
+    it('refuses a schema missing one migration, or holding a newer build’s breaking one, naming it', async () => {
+      const { rows } = await pool.query(`delete from "${schema}".migrations where version = (select max(version) from "${schema}".migrations) returning version, name, applied_at`);
+      const [last] = rows as { version: number; name: string; applied_at: Date }[];
+      const lacking = await cli(['stats', ...db]);
+      expect(lacking.code).toBe(4);
+      expect(lines(lacking.stderr)).toEqual([expect.stringMatching(new RegExp(`^jobvisor: schema "${schema}" at .* lacks ${last!.name}: run \\\`jobvisor migrate `))]);
+      await pool.query(`insert into "${schema}".migrations (version, name, applied_at) values ($1, $2, $3)`, [last!.version, last!.name, last!.applied_at]);
+      await pool.query(`insert into "${schema}".migrations (version, name, breaking) values (9998, '9998-a-new-claim', true)`);
+      const newer = await cli(['stats', ...db]);
+      expect(newer.code).toBe(4);
+      expect(lines(newer.stderr)).toEqual([
+        expect.stringMatching(/was migrated by a newer jobvisor \(9998-a-new-claim\), which this one cannot run against: upgrade jobvisor$/),
+      ]);
+      const worker = await cli(['worker', WORKER, ...db]);
+      expect(worker.code).toBe(4);
+      expect(worker.stderr).toContain('9998-a-new-claim');
+      await pool.query(`delete from "${schema}".migrations where version = 9998`);
+      expect((await cli(['stats', ...db])).code).toBe(0);
     });
   });
 

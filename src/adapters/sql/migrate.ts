@@ -17,12 +17,16 @@ interface Migration {
   /** With `:JOBVISOR_SCHEMA` where the quoted schema name goes, and `:JOBVISOR_CHANNEL`
    *  where its LISTEN/NOTIFY channel goes, as a string literal. */
   text: string;
+  /** Older builds cannot run against a schema with it applied: its file starts with the
+   *  line `-- jobvisor:breaking` (schema-version.ts). */
+  breaking: boolean;
 }
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_FILE = /^(\d{4})-[a-z0-9-]+\.sql$/;
 const SCHEMA_PLACEHOLDER = /:JOBVISOR_SCHEMA\b/g;
 const CHANNEL_PLACEHOLDER = /:JOBVISOR_CHANNEL\b/g;
+const BREAKING_MARK = /^-- jobvisor:breaking\s*$/;
 
 let loaded: Promise<Migration[]> | undefined;
 
@@ -31,14 +35,18 @@ export function loadMigrations(): Promise<Migration[]> {
   loaded ??= (async () => {
     const files = (await readdir(MIGRATIONS_DIR)).filter((file) => MIGRATION_FILE.test(file)).sort();
     return Promise.all(
-      files.map(async (file) => ({
-        version: Number(file.slice(0, 4)),
-        name: file.slice(0, -'.sql'.length),
-        text: await readFile(new URL(file, MIGRATIONS_DIR), 'utf8'),
-      })),
+      files.map(async (file) => {
+        const text = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
+        return { version: Number(file.slice(0, 4)), name: file.slice(0, -'.sql'.length), text, breaking: isBreakingMigration(text) };
+      }),
     );
   })();
   return loaded;
+}
+
+/** Whether a migration's text marks it breaking: its first line is `-- jobvisor:breaking`. */
+export function isBreakingMigration(text: string): boolean {
+  return BREAKING_MARK.test(text.split('\n', 1)[0]!);
 }
 
 /** Applies the migrations the schema lacks; returns the versions applied by this call. */
@@ -55,7 +63,8 @@ export async function migrate(driver: SqlDriver, schema: SqlSchema): Promise<num
          version integer primary key,
          name text not null,
          applied_at timestamptz not null default now()
-       );`,
+       );
+       alter table ${table} add column if not exists breaking boolean not null default false;`,
     );
     const { rows } = await session.query(`select version from ${table}`);
     const done = new Set(rows.map((row: { version: number }) => row.version));
@@ -64,7 +73,11 @@ export async function migrate(driver: SqlDriver, schema: SqlSchema): Promise<num
       if (done.has(migration.version)) continue;
       // The channel is letters, digits, "_" and ":" (sql-schema.ts): nothing to escape.
       await session.exec(migration.text.replace(SCHEMA_PLACEHOLDER, schema.quoted).replace(CHANNEL_PLACEHOLDER, `'${schema.channel}'`));
-      await session.query(`insert into ${table} (version, name) values ($1, $2)`, [migration.version, migration.name]);
+      await session.query(`insert into ${table} (version, name, breaking) values ($1, $2, $3)`, [
+        migration.version,
+        migration.name,
+        migration.breaking,
+      ]);
       applied.push(migration.version);
     }
     return applied;

@@ -1,7 +1,10 @@
 /** What every SQL operation runs with: the driver, the schema's statements and the clock. */
 import type { Clock } from '../../types.js';
 import type { ClockSteps } from '../clock-steps.js';
-import type { SqlDriver, Statement } from './sql-driver.js';
+import { checkSchemaVersion } from './schema-version.js';
+import type { SchemaCheck } from '../store.js';
+import type { SqlClient } from '../store.js';
+import type { SqlDriver, SqlSession, Statement } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { buildStatement, defineStatement } from './statement.js';
 import type { StatementDefinition } from './statement.js';
@@ -23,6 +26,9 @@ export class SqlContext {
   /** The embedded store's: steps of its clock to move held leases by. */
   readonly #steps: ClockSteps | undefined;
   readonly #statements = new Map<StatementDefinition, Statement>();
+  /** The schema check's answer once it passed; until then every statement waits for it. */
+  #schemaChecked: SchemaCheck | undefined;
+  #schemaCheck: Promise<SchemaCheck> | undefined;
 
   constructor(driver: SqlDriver, schema: SqlSchema, clock: Clock | undefined, steps?: ClockSteps) {
     this.driver = driver;
@@ -46,9 +52,33 @@ export class SqlContext {
     return statement;
   }
 
-  /** Runs one statement; after a step of the clock, moves held leases by it first (the one
-   *  session of PGlite runs the two in that order). */
-  async run<Row>(definition: StatementDefinition, values: readonly unknown[]): Promise<Row[]> {
+  /** Checks the schema's migrations against this build's (schema-version.ts), once per store:
+   *  a passed check is kept, a failed one is made again by the next call (someone may have
+   *  migrated meanwhile). */
+  checkSchema(): Promise<SchemaCheck> {
+    if (this.#schemaChecked) return Promise.resolve(this.#schemaChecked);
+    this.#schemaCheck ??= checkSchemaVersion(this.driver, this.schema).then(
+      (check) => (this.#schemaChecked = check),
+      (error: unknown) => {
+        this.#schemaCheck = undefined;
+        throw error;
+      },
+    );
+    return this.#schemaCheck;
+  }
+
+  /** The schema changed (this process migrated it): the next call checks it again. */
+  forgetSchemaCheck(): void {
+    this.#schemaChecked = undefined;
+    this.#schemaCheck = undefined;
+  }
+
+  /** Runs one statement, on the caller's client (in their transaction) when given; else,
+   *  after a step of the clock, moves held leases by it first (the one session of PGlite runs
+   *  the two in that order). */
+  async run<Row>(definition: StatementDefinition, values: readonly unknown[], client?: SqlClient): Promise<Row[]> {
+    if (!this.#schemaChecked) await this.checkSchema();
+    if (client) return (await client.query(this.statement(definition).text, [...values])).rows;
     const step = this.#steps?.take() ?? 0;
     if (step !== 0) {
       try {
@@ -59,5 +89,11 @@ export class SqlContext {
       }
     }
     return this.driver.query(this.statement(definition), values);
+  }
+
+  /** The driver's transaction, once the schema is checked. */
+  async transaction<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    if (!this.#schemaChecked) await this.checkSchema();
+    return this.driver.transaction(fn);
   }
 }

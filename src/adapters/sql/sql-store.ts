@@ -29,6 +29,7 @@ import type {
   WorkerHeartbeat,
   WorkerInfo,
   RescueParams,
+  SchemaCheck,
   ScanJobsParams,
   ScheduleAdvance,
   ScheduleStates,
@@ -106,9 +107,20 @@ export class SqlJobStore implements JobStore {
   }
 
   /** Creates or upgrades the schema; safe to run from many processes at once. Returns the
-   *  migration versions this call applied. */
-  migrate(): Promise<number[]> {
-    return migrate(this.#ctx.driver, this.#ctx.schema);
+   *  migration versions this call applied. Then checks the schema as `checkSchema` does: a
+   *  schema a newer build migrated with a breaking migration is refused. */
+  async migrate(): Promise<number[]> {
+    const applied = await migrate(this.#ctx.driver, this.#ctx.schema);
+    this.#ctx.forgetSchemaCheck();
+    await this.#ctx.checkSchema();
+    return applied;
+  }
+
+  /** Refuses a schema that does not fit this build with a SchemaVersionError (never
+   *  migrated, migrations missing, or one of a newer build marked breaking); answers the newer
+   *  ones that are not breaking. Every other call checks this once before its first statement. */
+  checkSchema(): Promise<SchemaCheck> {
+    return this.#ctx.checkSchema();
   }
 
   async enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]> {

@@ -46,7 +46,7 @@ export async function deleteJob(
   if (id === null) return null;
   // The row lock first, then the delete in a statement of its own: its snapshot is taken once
   // the lock is held, so it sees a dependent that an enqueue holding the lock just committed.
-  return ctx.driver.transaction(async (session) => {
+  return ctx.transaction(async (session) => {
     await session.query(ctx.statement(LOCK_JOB).text, [id]);
     const { rows } = await session.query(ctx.statement(DELETE_JOB).text, [id]);
     const row = rows[0] as (JobRow & { deleted: boolean }) | undefined;

@@ -61,9 +61,7 @@ export async function sendSignal(
   if (id === null) throw new JobNotFoundError(params.id);
   const values = [ctx.now(), id, params.name, JSON.stringify(params.payload ?? null)];
   try {
-    const rows: { woke: boolean; job_state: JobState }[] = params.client
-      ? (await params.client.query(ctx.statement(SIGNAL_JOB).text, values)).rows
-      : await ctx.run(SIGNAL_JOB, values);
+    const rows = await ctx.run<{ woke: boolean; job_state: JobState }>(SIGNAL_JOB, values, params.client);
     const [row] = rows;
     return { delivered: row!.woke ? 'woke' : 'queued', state: row!.job_state };
   } catch (error) {

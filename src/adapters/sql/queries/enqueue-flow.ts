@@ -39,14 +39,12 @@ export async function enqueueFlow(
   const values = [ctx.now(), params.name, input];
   const rows = await asPayloadError(async () => {
     try {
-      return params.client
-        ? (await params.client.query(ctx.statement(ENQUEUE_FLOW).text, values)).rows
-        : await ctx.run<JobRow & { flow_id: string }>(ENQUEUE_FLOW, values);
+      return await ctx.run<JobRow & { flow_id: string }>(ENQUEUE_FLOW, values, params.client);
     } catch (error) {
       if ((error as { code?: unknown }).code !== UNKNOWN_PARENT) throw error;
       const id = /no job with id (\d+)/.exec((error as Error).message)?.[1] ?? '?';
       throw new JobNotFoundError(id);
     }
   });
-  return { flowId: rows[0].flow_id, jobs: rows.map((row: JobRow) => toJobRecord(row)) };
+  return { flowId: rows[0]!.flow_id, jobs: rows.map((row) => toJobRecord(row)) };
 }

@@ -77,8 +77,7 @@ async function runEnqueue(
   client: SqlClient | undefined,
 ): Promise<(JobRow & { i: number; created: boolean })[]> {
   return asPayloadError(async () => {
-    if (client) return (await client.query(ctx.statement(ENQUEUE_JOBS).text, [ctx.now(), input])).rows;
-    return ctx.run(ENQUEUE_JOBS, [ctx.now(), input]);
+    return ctx.run(ENQUEUE_JOBS, [ctx.now(), input], client);
   });
 }
 

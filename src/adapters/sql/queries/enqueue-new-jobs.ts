@@ -75,9 +75,7 @@ export async function enqueueNewJobs(
   params: { input: string; count: number; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
   const values = [ctx.now(), params.input];
-  const rows: JobRow[] = params.client
-    ? (await params.client.query(ctx.statement(ENQUEUE_NEW_JOBS).text, values)).rows
-    : await ctx.run<JobRow>(ENQUEUE_NEW_JOBS, values);
+  const rows = await ctx.run<JobRow>(ENQUEUE_NEW_JOBS, values, params.client);
   if (rows.length !== params.count) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.count} jobs`);
   return rows.map((row) => ({ job: toJobRecord(row), created: true }));
 }
