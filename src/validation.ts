@@ -73,6 +73,20 @@ export function assertTimerMs(what: string, value: unknown): asserts value is nu
   }
 }
 
+/** At least two: while a supervisor listens for wake-ups it holds one of them. */
+const MIN_POOL_SIZE = 2;
+const MAX_POOL_SIZE = 1000;
+
+/** The number of connections a store's own pool may open. */
+export function assertPoolSize(what: string, value: unknown): asserts value is number {
+  if (!Number.isSafeInteger(value) || (value as number) < MIN_POOL_SIZE || (value as number) > MAX_POOL_SIZE) {
+    throw new InvalidOptionError(
+      what,
+      `must be an integer from ${MIN_POOL_SIZE} (one connection listens for wake-ups) to ${MAX_POOL_SIZE}; got ${String(value)}`,
+    );
+  }
+}
+
 /** A string the store can hold as text and in jsonb: no NUL character (PostgreSQL refuses it)
  *  and no lone UTF-16 surrogate (jsonb refuses it; text would silently replace it). */
 const UNSTORABLE_CHARACTER = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -28,16 +28,18 @@ import { SchemaVersionError } from '../errors.js';
 import type { Logger } from '../types.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
 import { notice } from './output.js';
-import { parsePositiveInteger, parseSchema } from './parse.js';
+import { parsePoolSize, parsePositiveInteger, parseSchema } from './parse.js';
 
 const DEFAULT_DATA_DIR = '.jobvisor/data';
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_POOL_SIZE = 10;
 
 export interface ConnectionOptions {
   databaseUrl?: string;
   dataDir?: string;
   schema: string;
   connectTimeout: number;
+  poolSize: number;
 }
 
 export interface OpenedStore {
@@ -69,6 +71,11 @@ export function addConnectionOptions(command: Command, { useEnv = true } = {}): 
       new Option('--connect-timeout <ms>', 'give up connecting to PostgreSQL after this long')
         .default(DEFAULT_CONNECT_TIMEOUT_MS)
         .argParser(parsePositiveInteger),
+    )
+    .addOption(
+      new Option('--pool-size <n>', 'PostgreSQL connections the command may open (a worker listens on one of them)')
+        .default(DEFAULT_POOL_SIZE)
+        .argParser(parsePoolSize),
     );
 }
 
@@ -143,7 +150,7 @@ async function openPostgres(
 ): Promise<OpenedStore> {
   const label = redactUrl(url);
   const [{ default: pg }, { postgresStore }] = await Promise.all([import('pg'), import('../adapters/postgres/index.js')]);
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: options.connectTimeout });
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: options.connectTimeout, max: options.poolSize });
   // An idle connection the server closes emits 'error' on the pool; the pool replaces it.
   pool.on('error', () => {});
   try {

@@ -3,7 +3,7 @@
 import { InvalidArgumentError } from 'commander';
 import { sqlSchema } from '../adapters/sql/sql-schema.js';
 import { JobvisorError } from '../errors.js';
-import { assertName } from '../validation.js';
+import { assertName, assertPoolSize } from '../validation.js';
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
@@ -60,4 +60,15 @@ export function parseSignalName(text: string): string {
     throw new InvalidArgumentError(error instanceof JobvisorError ? error.message.replace(/^name: /, '') : String(error));
   }
   return text;
+}
+
+/** The size of the command's pool of PostgreSQL connections, checked as the store checks it. */
+export function parsePoolSize(text: string): number {
+  const value = parseInteger(text);
+  try {
+    assertPoolSize('pool size', value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof JobvisorError ? error.message.replace(/^pool size: /, '') : String(error));
+  }
+  return value;
 }

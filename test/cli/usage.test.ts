@@ -106,6 +106,7 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
       [['prune', '--dead-older-than', 'a while'], /expected a duration such as/],
       [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
       [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
+      [['stats', '--pool-size', '1'], /option '--pool-size <n>' argument '1' is invalid\. must be an integer from 2 \(one connection listens/],
     ];
     for (const [args, message] of cases) {
       const { code, line } = await fails([...args, ...NOWHERE]);

@@ -383,6 +383,13 @@ describePostgres('bad input on the Postgres store', (url) => {
     it('connectTimeoutMs with your own pool is refused: set connectionTimeoutMillis on it', () => {
       expectInvalidOption(() => postgresStore({ pool, connectTimeoutMs: 1_000 }), 'connectTimeoutMs');
     });
+
+    it('poolSize with your own pool, or outside 2 to 1000, is refused before connecting', () => {
+      expectInvalidOption(() => postgresStore({ pool, poolSize: 5 }), 'poolSize');
+      for (const poolSize of [1, 0, 2.5, 1001, Number.NaN, '4' as unknown as number]) {
+        expectInvalidOption(() => postgresStore({ connectionString: url, poolSize }), 'poolSize');
+      }
+    });
   });
 
   describe('a worker module that throws on import', () => {

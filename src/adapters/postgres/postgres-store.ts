@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { InvalidOptionError } from '../../errors.js';
 import type { Clock, Logger } from '../../types.js';
-import { assertTimerMs } from '../../validation.js';
+import { assertPoolSize, assertTimerMs } from '../../validation.js';
 import { SqlJobStore } from '../sql/sql-store.js';
 import { sqlSchema } from '../sql/sql-schema.js';
 import { notifyDebounceOption } from '../sql/wake-hub.js';
@@ -25,6 +25,10 @@ export interface PostgresStoreOptions {
    *  this long, with a DatabaseUnavailableError. Default 10,000 ms. For your own `pool`, set
    *  its `connectionTimeoutMillis` instead. */
   connectTimeoutMs?: number;
+  /** The store's own pool: at most this many connections (one more is held for LISTEN while
+   *  anyone is subscribed, taken from these). Default 10, as `pg`'s. For your own `pool`, set
+   *  its `max` instead. */
+  poolSize?: number;
   /** Schema of the store's tables, created by `migrate()`. Default `jobvisor`. */
   schema?: string;
   /** Where "now" comes from. Default: the database's `now()`, one clock for every process.
@@ -46,9 +50,12 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
   if (options.pool !== undefined && options.connectTimeoutMs !== undefined) {
     throw new InvalidOptionError('connectTimeoutMs', "applies to the store's own pool; set connectionTimeoutMillis on your pool instead");
   }
+  if (options.pool !== undefined && options.poolSize !== undefined) {
+    throw new InvalidOptionError('poolSize', "applies to the store's own pool; set max on your pool instead");
+  }
   const { pool, ...named } = options.pool
     ? { pool: options.pool, database: describePool(options.pool) }
-    : ownPool(options.connectionString, options.connectTimeoutMs, options.logger);
+    : ownPool(options.connectionString, options);
   return new SqlJobStore({
     driver: pgDriver(pool, named),
     schema,
@@ -62,16 +69,18 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_POOL_SIZE = 10;
 
-/** The store's own pool, its URL checked before anything connects. */
+/** The store's own pool, its URL and size checked before anything connects. */
 function ownPool(
   url: unknown,
-  connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
-  logger: Logger | undefined,
+  options: Pick<PostgresStoreOptions, 'connectTimeoutMs' | 'poolSize' | 'logger'>,
 ): { pool: pg.Pool; database: string; connectTimeoutMs: number } {
+  const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, poolSize = DEFAULT_POOL_SIZE, logger } = options;
   assertPostgresUrl('connectionString', url);
   assertTimerMs('connectTimeoutMs', connectTimeoutMs);
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
+  assertPoolSize('poolSize', poolSize);
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, max: poolSize });
   // An idle connection that the server closes emits 'error' on the pool; unhandled, that
   // would crash the process. The pool replaces it on the next checkout.
   pool.on('error', (error) => logger?.warn({ err: error }, 'jobvisor: an idle database connection failed'));

@@ -30,6 +30,19 @@ describePostgres('postgresStore', (url) => {
   });
 
   describe('options', () => {
+    it("poolSize bounds the store's own pool, one connection listening among them", async () => {
+      const app = `jv_pool_${process.pid}`;
+      const store = postgresStore({ connectionString: `${url}${url.includes('?') ? '&' : '?'}application_name=${app}`, schema, poolSize: 2 });
+      const unsubscribe = await store.subscribe(() => {});
+      const jobs = Array.from({ length: 20 }, (_, n) => ({ queue: 'pool', kind: 'k', payload: { n }, maxAttempts: 1 }));
+      const results = await Promise.all(jobs.map((job) => store.enqueueJobs({ jobs: [job] })));
+      expect(results.flat().filter((r) => r.created)).toHaveLength(20);
+      const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [app]);
+      expect(rows[0]!.n).toBe(2);
+      await unsubscribe();
+      await store.close();
+    });
+
     it('refuses a hostile schema name before touching the pool', () => {
       const untouchable = {
         query: () => {
