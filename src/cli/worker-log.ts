@@ -10,6 +10,7 @@ import { pino, type Logger as Pino } from 'pino';
 import pretty from 'pino-pretty';
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
+import { jobLogLine } from '../telemetry/job-log.js';
 import type { JobErrorInfo, Logger } from '../types.js';
 
 export type LogFormat = 'pretty' | 'json';
@@ -44,6 +45,7 @@ const ENDINGS: Partial<Record<JobActorFinalState | 'released', { level: 'info' |
   skipped: { level: 'info', says: 'skipped' },
   cancelled: { level: 'info', says: 'cancelled' },
   waiting: { level: 'info', says: 'added children, continues when they are done' },
+  sleeping: { level: 'info', says: 'sleeps or waits for a signal, its slot given back' },
 };
 
 /** The `inspect` observer that logs each job's start (at debug) and end. */
@@ -56,16 +58,11 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     if (snapshot.machine !== jobMachine || ended.has(event.actorRef)) return;
     const context = snapshot.context as JobMachineContext;
     const { job } = context;
-    const name = `job ${job.id} ${job.queue}/${job.kind}`;
-    const described = (maxAttempts: number) => ({
-      fields: { job: { id: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, maxAttempts } },
-      attempt: `attempt ${job.attempt} of ${maxAttempts}`,
-    });
     if (snapshot.status === 'active') {
       if (!startedAt.has(event.actorRef) && snapshot.matches('running')) {
         startedAt.set(event.actorRef, Math.round(performance.now()));
-        const { fields, attempt } = described(job.maxAttempts);
-        logger.debug({ ...fields, jobEvent: 'started' }, `${name} started (${attempt})`);
+        const line = jobLogLine(job, 'started', 'started', null);
+        logger.debug(line.fields, line.message);
       }
       return;
     }
@@ -77,15 +74,16 @@ export function jobEventLog(logger: Logger): (event: InspectionEvent) => void {
     const ending = ENDINGS[jobEvent];
     if (!ending) return;
     // A snooze or a release spends no attempt: the row allows one more now, and so does the log.
-    const { fields, attempt } = described(job.maxAttempts + (jobEvent === 'snoozed' || jobEvent === 'released' ? 1 : 0));
+    const maxAttempts = job.maxAttempts + (jobEvent === 'snoozed' || jobEvent === 'released' ? 1 : 0);
     const began = startedAt.get(event.actorRef);
     const durationMs = began === undefined ? undefined : Math.round(performance.now()) - began;
     const delayMs = outcome && 'delayMs' in outcome ? outcome.delayMs : undefined;
-    const details = [attempt, ...(durationMs === undefined ? [] : [`${durationMs} ms`]), ...(delayMs === undefined ? [] : [`again in ${delayMs} ms`])];
+    const details = [...(durationMs === undefined ? [] : [`${durationMs} ms`]), ...(delayMs === undefined ? [] : [`again in ${delayMs} ms`])];
     const error: JobErrorInfo | null = jobEvent === 'completed' ? null : context.error;
+    const line = jobLogLine({ ...job, maxAttempts }, jobEvent, ending.says, error, details);
     logger[ending.level](
-      { ...fields, jobEvent, ...(durationMs === undefined ? {} : { durationMs }), ...(delayMs === undefined ? {} : { delayMs }), ...(error ? { error } : {}) },
-      `${name} ${ending.says} (${details.join(', ')})${error ? `: ${error.code}: ${error.message.replace(/\s*\n\s*/g, ' ')}` : ''}`,
+      { ...line.fields, ...(durationMs === undefined ? {} : { durationMs }), ...(delayMs === undefined ? {} : { delayMs }) },
+      line.message,
     );
   };
 }

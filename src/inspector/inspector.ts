@@ -73,7 +73,7 @@ export interface InspectorOptions {
   port?: number;
   /** Enables retry, cancel and delete for requests that carry it. Default none: read-only. */
   token?: string;
-  /** Default pino at `info` (`silent` under a test runner). */
+  /** Default pino at `warn`, quiet as a library should be (`silent` under a test runner). */
   logger?: Logger;
   /** How often the history is polled while a page is open. Default 1,000 ms. */
   pollIntervalMs?: number;
@@ -395,5 +395,5 @@ class WakeUps {
 
 function defaultLogger(): Logger {
   const underTest = process.env.VITEST !== undefined || process.env.NODE_ENV === 'test';
-  return pino({ name: 'jobvisor-inspector', level: underTest ? 'silent' : 'info' });
+  return pino({ name: 'jobvisor-inspector', level: underTest ? 'silent' : 'warn' });
 }

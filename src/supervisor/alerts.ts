@@ -1,5 +1,6 @@
 import type { AlertClaim } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
+import { jobLogLine } from '../telemetry/job-log.js';
 import type { JobErrorInfo, JobRecord, Logger } from '../types.js';
 
 /** What the alert sink receives when a job goes dead (attempts spent, permanent error,
@@ -41,10 +42,8 @@ export interface DeadJobAlerterOptions {
 export function createDeadJobAlerter(options: DeadJobAlerterOptions): (job: JobRecord, error: JobErrorInfo | null) => void {
   return (job, error) => {
     const { sink, throttleMs, logger } = options;
-    logger.warn(
-      { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempt, code: error?.code, reason: error?.message },
-      'job is dead',
-    );
+    const line = jobLogLine(job, 'dead', 'is dead', error);
+    logger.warn(line.fields, line.message);
     if (!sink) return;
     const target = targetOf(job, options);
     const dedupeKey = `job_dead:${job.queue}:${job.kind}:${target ?? ''}`;

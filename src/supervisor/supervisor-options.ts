@@ -37,8 +37,9 @@ export interface SupervisorOptions {
   concurrency?: number;
   /** Written on every claim and history row. Default `<hostname>:<pid>:<random>`. */
   workerId?: string;
-  /** A pino logger, or anything with debug/info/warn/error. Default pino at `info`
-   *  (`silent` under a test runner, i.e. when VITEST or NODE_ENV=test is set). */
+  /** A pino logger, or anything with debug/info/warn/error. Default pino at `warn`: warnings
+   *  and errors only, quiet as a library should be (`silent` under a test runner, i.e. when
+   *  VITEST or NODE_ENV=test is set). */
   logger?: Logger;
   /** Default `monotonicClock`: durations that a change of the system time cannot stretch or
    *  shrink. Pass XState's SimulatedClock in tests. */
@@ -233,6 +234,6 @@ export function resolveOptions(options: SupervisorOptions) {
 
 function defaultLogger(): Logger {
   const underTest = process.env.VITEST !== undefined || process.env.NODE_ENV === 'test';
-  return pino({ name: 'jobvisor', level: underTest ? 'silent' : 'info' });
+  return pino({ name: 'jobvisor', level: underTest ? 'silent' : 'warn' });
 }
 

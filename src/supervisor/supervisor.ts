@@ -24,6 +24,7 @@ import { type FinishedAttempt, JobRuntime } from './job-runtime.js';
 import { ProgressWriter } from './progress-writer.js';
 import { Reaper } from './reaper.js';
 import { WorkerPresence } from './worker-heartbeat.js';
+import { jobLogLine } from '../telemetry/job-log.js';
 import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
@@ -337,7 +338,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     if (state === 'dead') {
       this.alertDead({ ...job, state: 'dead', error, leaseToken: null, leaseExpiresAt: null }, error);
     } else if (state === 'lost') {
-      this.logger.warn({ jobId: job.id, attempt: job.attempt, code: error?.code }, 'the attempt ended without writing its outcome');
+      const line = jobLogLine(job, 'lost', 'ended without writing its outcome (its lease was lost)', error);
+      this.logger.warn(line.fields, line.message);
     }
   }
 

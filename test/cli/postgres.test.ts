@@ -285,7 +285,8 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       await worker.waitFor(/"msg":"worker running 1 queue; SIGTERM or SIGINT stops it"/);
       await worker.waitFor(jobLogged(send, 'completed'));
       expect(await store.getJob({ id: send })).toMatchObject({ state: 'completed', result: { sentTo: 'ana@x' } });
-      await worker.waitFor(new RegExp(`"jobId":"${bounce}"[^\\n]*"msg":"job is dead"`));
+      // The supervisor's dead line has the shape of every job line: job, jobEvent, error.
+      await worker.waitFor(new RegExp(`"job":\\{"id":"${bounce}","queue":"mail","kind":"bounce","attempt":1,"maxAttempts":\\d+\\},"jobEvent":"dead","error":\\{"code":"permanent_error"[^\\n]*"msg":"job ${bounce} mail/bounce is dead \\(attempt 1 of`));
       expect(await store.getJob({ id: bounce })).toMatchObject({ state: 'dead', error: { code: 'permanent_error' } });
       await worker.waitFor(jobLogged(slow, 'started'));
       expect(await store.getJob({ id: slow })).toMatchObject({ state: 'running' });
