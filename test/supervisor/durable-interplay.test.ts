@@ -177,24 +177,34 @@ describeEachStore('durable jobs with the rest of jobvisor', (testStore) => {
     expect(log).toEqual(['nap 1', 'call', 'mark', 'call done', 'nap 2', 'nap done']);
   });
 
-  it('an expiresAt that passes while the job sleeps: dead (expired) when next considered, never run again', async () => {
+  it('an expiresAt that passes while the job sleeps: the reaper ends it dead (expired), never run again', async () => {
     let runs = 0;
-    const naps = defineQueue('naps', {
-      handlers: {
-        nap: async (job: Job) => {
-          runs += 1;
-          await job.sleep('nap', 60_000);
-        },
-      },
-    });
-    // The reaper comes by rarely: the claim of the due job meets the deadline first.
-    const supervisor = supervise({ queues: [naps], reaperIntervalMs: 10 * DAY });
+    const naps = defineQueue('naps', { handlers: { nap: async (job: Job) => { runs += 1; await job.sleep('nap', 60_000); } } });
+    const supervisor = supervise({ queues: [naps] });
     const { job } = await naps.enqueue(store, 'nap', {}, { expiresIn: 30_000 });
     await supervisor.drain();
     expect(await stateOf(job.id)).toBe('sleeping');
     await advance(clock, 60_000, 10_000);
+    // A drain's reaper pass comes before its claim.
     await supervisor.drain();
     expect(runs).toBe(1);
     expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'expired' } });
+    expect((await store.getJobEvents({ id: job.id })).map((e) => e.toState)).toEqual(['pending', 'running', 'sleeping', 'dead']);
+  });
+
+  it('an expiresAt that passes while the job sleeps: the claim of its wake-up, meeting it before the reaper, ends it unrun', async () => {
+    let runs = 0;
+    const naps = defineQueue('naps', { handlers: { nap: async (job: Job) => { runs += 1; await job.sleep('nap', 60_000); } } });
+    const supervisor = supervise({ queues: [naps], reaperIntervalMs: 10 * DAY });
+    await supervisor.start();
+    const { job } = await naps.enqueue(store, 'nap', {}, { expiresIn: 30_000 });
+    await until(async () => expect(await stateOf(job.id)).toBe('sleeping'));
+    await until(async () => {
+      await advance(clock, 10_000);
+      expect(await stateOf(job.id)).toBe('dead');
+    });
+    expect(runs).toBe(1);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'expired' } });
+    expect((await store.getJobEvents({ id: job.id })).map((e) => e.toState)).toEqual(['pending', 'running', 'sleeping', 'running', 'dead']);
   });
 });
