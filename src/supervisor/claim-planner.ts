@@ -32,7 +32,8 @@ export interface ClaimAnswer {
  * leave, so memory never grows with the backlog.
  *
  * Work: per queue, whether due jobs may be waiting in the store. A queue may have work until a
- * claim of it came back short; it may again once something says so: a wake-up for it (an
+ * claim of it came back short (and nothing woke it while that claim was on its way, which may
+ * have read the store before the new work committed); it may again once something says so: a wake-up for it (an
  * enqueue's notification, a keyed job of it finished), a poll, or the store coming back. A
  * claim is wanted when some queue has both room and work, and asks only those queues: a freed
  * slot of a busy queue is filled at once, whatever its idle neighbours last answered. A queue
@@ -63,6 +64,10 @@ export class ClaimPlanner {
   private readonly rates = new Map<string, FreeRate>();
   /** Queues that may have due jobs in the store. All may, until a claim says otherwise. */
   private readonly mayHaveWork = new Set<string>();
+  /** Queues said to have work since the last plan: a claim in flight may have read the store
+   *  before that work was there (an enqueue or a signal that committed meanwhile), so its short
+   *  answer does not clear them. */
+  private readonly notedSincePlan = new Set<string>();
   /** Per queue, when a claim round last asked it: one not asked for a poll interval is asked again. */
   private readonly askedAt = new Map<string, number>();
   private totalRunning = 0;
@@ -94,19 +99,21 @@ export class ClaimPlanner {
   /** Due jobs may be waiting in `queue` (a wake-up for it), or in every queue (a poll, the
    *  store back after an outage, a drain). */
   noteWork(queue?: string): void {
-    if (queue === undefined) for (const q of this.queues) this.mayHaveWork.add(q.name);
-    else if (this.rates.has(queue)) this.mayHaveWork.add(queue);
+    if (queue === undefined) for (const q of this.queues) this.note(q.name);
+    else if (this.rates.has(queue)) this.note(queue);
   }
 
   /** What a claim round of `asked` brought back. A queue that gave all it was asked for may
    *  have more; so may one that gave keyed jobs (a claim takes no more of a key than its limit
-   *  from the jobs it looks at, so it may have left other keys' jobs behind them). */
+   *  from the jobs it looks at, so it may have left other keys' jobs behind them), and one
+   *  woken while the claim was on its way. */
   claimAnswered(asked: readonly ClaimRequest[], answer: ClaimAnswer): void {
     const now = this.clock.now();
     for (const request of asked) {
       this.askedAt.set(request.queue, now);
       const got = answer.got.get(request.queue) ?? 0;
-      if (got >= request.limit || answer.keyed.has(request.queue)) this.mayHaveWork.add(request.queue);
+      const more = got >= request.limit || answer.keyed.has(request.queue) || this.notedSincePlan.has(request.queue);
+      if (more) this.mayHaveWork.add(request.queue);
       else this.mayHaveWork.delete(request.queue);
     }
   }
@@ -119,6 +126,7 @@ export class ClaimPlanner {
   /** What to ask the store for now. The starting queue rotates so that queues sharing the
    *  global limit or a gate take turns. */
   plan(): ClaimRequest[] {
+    this.notedSincePlan.clear();
     const now = this.clock.now();
     for (const q of this.queues) {
       if (now - this.askedAt.get(q.name)! >= this.pollIntervalMs) this.mayHaveWork.add(q.name);
@@ -163,6 +171,11 @@ export class ClaimPlanner {
   }
 
   // ── inside ──────────────────────────────────────────────────────────────────────────────
+
+  private note(queue: string): void {
+    this.mayHaveWork.add(queue);
+    this.notedSincePlan.add(queue);
+  }
 
   /** Per queue with work, in turn from the rotation: what its room allows. */
   private requests(): ClaimRequest[] {

@@ -56,6 +56,23 @@ describeBrowser('inspector page: pause and resume a queue', (session) => {
     }
   });
 
+  it('counts a queue\'s waiting (flow) and sleeping (durable) jobs in columns of their own, not as pending', async () => {
+    store = memoryStore();
+    const { job: parent } = await mail.enqueue(store, 'send', { n: 0 });
+    await mail.enqueue(store, 'send', { n: 1 }, { dependsOn: [parent.id] });
+    const [claimed] = await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'mail', limit: 1 }] });
+    await store.suspendIfRunning({ id: parent.id, leaseToken: claimed!.leaseToken, kind: 'sleep', name: 'nap', wake: { delayMs: 3_600_000 } });
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50 });
+    page = await session.newPage();
+    await page.goto(inspector.url);
+    const cell = (state: string) => page.locator(`#queues tr[data-queue="mail"] td.num.${state}`);
+    await cell('sleeping').filter({ hasText: '1' }).waitFor(WAIT);
+    expect(await cell('waiting').textContent()).toBe('1');
+    const counts = await page.locator('#queues tr[data-queue="mail"] td.num').allTextContents();
+    // pending, retrying, running, waiting, sleeping, dead, skipped, cancelled
+    expect(counts).toEqual(['0', '0', '0', '1', '1', '0', '0', '0']);
+  });
+
   it('the API needs the token for a queue action, and refuses a bad name', async () => {
     store = memoryStore();
     await mail.enqueue(store, 'send', {});

@@ -200,6 +200,20 @@ describe('claim planner: limits and work', () => {
     expect(slots.plan().map((r) => r.queue).sort()).toEqual(['a', 'b']);
   });
 
+  it('keeps a queue woken while its claim was on its way: that claim may have read the store before the new work', () => {
+    const a = defineQueue('a', { concurrency: 2, handlers });
+    const b = defineQueue('b', { concurrency: 2, handlers });
+    const slots = new ClaimPlanner([a, b], 10, {}, noPrefetch, clock());
+    const asked = slots.plan();
+    // An enqueue's (or a signal's) notification for a, heard before the claim answers nothing.
+    slots.noteWork('a');
+    slots.claimAnswered(asked, { got: new Map(), keyed: new Set() });
+    expect(slots.plan().map((r) => r.queue)).toEqual(['a']);
+    // That next claim came back short with no wake-up meanwhile: a has no work until told.
+    slots.claimAnswered([{ queue: 'a', limit: 2, leaseMs: 120_000 }], { got: new Map(), keyed: new Set() });
+    expect(slots.wantsClaim()).toBe(false);
+  });
+
   it('asks a queue not asked for a poll interval again, in the claim a busier queue makes', () => {
     const c = clock();
     const busy = defineQueue('busy', { concurrency: 2, handlers });

@@ -17,7 +17,7 @@
  *
  * The world is stated from what the supervisor promises, for one queue: a claim asks for the
  * free slots while the queue may have work, and a claim that brings back fewer than it asked
- * for says the queue has none; a wake-up (an enqueue heard, the store answering again after
+ * for says the queue has none, unless a wake-up came while it was on its way; a wake-up (an enqueue heard, the store answering again after
  * it failed) says it may; a claim with nothing to ask answers at once without the store. A
  * claim is in flight (busy) until the store answers, even if the machine stopped waiting for
  * it, and its jobs are held then; after every claim and every finished job comes
@@ -54,6 +54,9 @@ export interface SupervisorWorld {
   /** The queue may have due jobs: until a claim of it came back short, and again after a
    *  wake-up or a poll. */
   mayHaveWork: boolean;
+  /** A wake-up or poll was noted since the claim in flight was planned: that claim may have
+   *  read the store before the work it announces, so its short answer does not clear it. */
+  notedSincePlan: boolean;
   /** A store call failed since the last that went through: the next success wakes. */
   storeFailed: boolean;
   /** Of them, those told to abort (abortAll). */
@@ -105,6 +108,7 @@ const modelRuntime: SupervisorRuntime = {
   wantsClaim: () => claimLimit(current) > 0,
   noteWork: () => {
     current.mayHaveWork = true;
+    current.notedSincePlan = true;
   },
   busy: () => current.held > 0 || current.claim !== null,
   claim: never,
@@ -133,6 +137,7 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
         case 'noteWake':
         case 'noteAllWork':
           world.mayHaveWork = true;
+          world.notedSincePlan = true;
           break;
         case 'abortAll':
           if (world.held > world.releasing) world.releaseBatches = [...world.releaseBatches, world.held - world.releasing];
@@ -161,6 +166,8 @@ function step(snapshot: SupervisorSnapshot, event: AnyEventObject, world: Superv
   const invoke = next.children.claim;
   world.reapInFlight = next.children.reap !== undefined;
   if (invoke && invoke !== snapshot.children.claim) {
+    // The claim plans now: what was noted so far is in what it asks.
+    world.notedSincePlan = false;
     const limit = claimLimit(world);
     if (limit === 0) return step(next, { type: 'xstate.done.actor.claim', output: { claimed: 0 } satisfies ClaimRound }, world, scope);
     world.claim = { limit, invoke };
@@ -199,7 +206,7 @@ function answerPeriodicReap(machine: SupervisorSnapshot, world: SupervisorWorld,
 const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
   getInitialSnapshot: (scope) => {
     const world: SupervisorWorld = {
-      now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false, closing: false, behind: 0,
+      now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, notedSincePlan: false, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false, closing: false, behind: 0,
       stopCalled: false, drained: 0, stopped: false,
     };
     current = world;
@@ -222,8 +229,9 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
       if (!machine.matches('running') && !machine.matches('stopping')) return snapshotOf(machine, world);
       return snapshotOf(step(machine, WAKE, world, scope), world);
     } else if (event.type === 'job.finished') {
-      // Its slot is free once the handler is over; then its write goes through (the store's
-      // news), then the actor is done. A release batch finishes all its jobs together.
+      // Its slot is free once the handler is over (slotsFreed: a claim may start); then its
+      // write goes through (the store's news, heard while that claim is on its way), then the
+      // actor is done (slotsFreed again). A release batch finishes all its jobs together.
       let done = 1;
       if ((event as FinishEvent).outcome === 'released') {
         [done = 1, ...world.releaseBatches] = world.releaseBatches;
@@ -237,6 +245,7 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
         }
       }
       world.held -= done;
+      machine = step(machine, SLOTS_FREED, world, scope);
       machine = storeAnswered(machine, world, scope);
       return snapshotOf(answerPeriodicReap(step(machine, SLOTS_FREED, world, scope), world, scope), world);
     } else if (event.type === 'xstate.done.actor.reap' || event.type === 'xstate.error.actor.reap') {
@@ -251,7 +260,7 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
         const { claimed } = event.output as ClaimRound;
         world.pending -= claimed;
         world.held += claimed;
-        world.mayHaveWork = claimed >= limit;
+        world.mayHaveWork = claimed >= limit || world.notedSincePlan;
         if (world.closing) {
           // Given back at once, unless a release batch is still waiting for its answer.
           world.pending += claimed;
@@ -321,6 +330,7 @@ function stateKey(snapshot: ModelSnapshot): string {
     status: machine.status,
     storeUp: world.storeUp,
     mayHaveWork: world.mayHaveWork,
+    notedSincePlan: world.notedSincePlan,
     storeFailed: world.storeFailed,
     failures: Math.min(c.failures, backoffSteps),
     pending: world.pending,

@@ -184,6 +184,9 @@ export async function replaySupervisorPath(
           if ((event as FinishEvent).outcome === 'released') {
             const release = releases.shift()!;
             release.answer.resolve();
+            // Pending again: a claim that takes it now (one on its way while stopping) starts
+            // nothing, and gives it back at once.
+            for (const outcome of release.outcomes) handlers.delete(outcome.id);
             pending += release.outcomes.length;
           } else {
             // A job of this supervisor whose release is not waiting: its handler answers.

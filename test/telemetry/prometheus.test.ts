@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import { createSupervisor, defineQueue, prometheusMetrics } from '../../src/index.js';
+import { createSupervisor, defineQueue, prometheusMetrics, type Job } from '../../src/index.js';
+import { drain } from '../../src/testing/drain.js';
 import { Histogram } from '../../src/telemetry/metrics.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
 
@@ -72,6 +73,30 @@ describe('prometheusMetrics', () => {
     expect(lines).toEqual(
       expect.arrayContaining(['jobvisor_jobs{queue="reports",state="pending"} 1', 'jobvisor_jobs{queue="reports",state="waiting"} 2']),
     );
+  });
+
+  it('counts jobs that sleep or wait for a signal as sleeping, not as pending or running', async () => {
+    const clock = createTestClock();
+    const store = memoryStore({ clock });
+    const queue = defineQueue('orders', {
+      handlers: {
+        nap: async (job: Job) => job.sleep('nap', 60_000),
+        approve: async (job: Job) => job.waitForSignal('approved'),
+      },
+    });
+    await queue.enqueue(store, 'nap', {});
+    await queue.enqueue(store, 'approve', {});
+    await drain(store, [queue], { clock });
+    const lines = (await prometheusMetrics({ store })).split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'jobvisor_jobs{queue="orders",state="sleeping"} 2',
+        'jobvisor_jobs{queue="orders",state="pending"} 0',
+        'jobvisor_jobs{queue="orders",state="running"} 0',
+      ]),
+    );
+    // Not due: the oldest due job's time is for pending and retrying jobs only.
+    expect(lines.some((line) => line.startsWith('jobvisor_queue_oldest_run_at_seconds{queue="orders"}'))).toBe(false);
   });
 
   it('renders nothing without a store or supervisors', async () => {

@@ -549,7 +549,7 @@ export class MemoryStore implements JobStore {
         job.updatedAt = now;
         this.#notifyCancel(job.id);
         requested += 1;
-      } else if (job.state === 'pending' || job.state === 'retrying' || job.state === 'waiting') {
+      } else if (job.state === 'pending' || job.state === 'retrying' || job.state === 'waiting' || job.state === 'sleeping') {
         cancelled.push({ job, from: job.state });
         job.error = { code: 'cancelled', message: 'flow cancelled by request' };
         this.#setState(job, 'cancelled', now);
@@ -962,9 +962,13 @@ export class MemoryStore implements JobStore {
     return moved;
   }
 
-  /** Whether a `waiting` job waits for this one: deleteJob and pruneJobs keep it. */
+  /** Whether a `waiting` job waits for this one, or a `sleeping` one will read it again when it
+   *  wakes (its handler runs from the top): deleteJob and pruneJobs keep it. */
   #waitedFor(id: string): boolean {
-    return (this.#graph.dependents.get(id) ?? []).some((edge) => this.#jobs.get(edge.jobId)?.state === 'waiting');
+    return (this.#graph.dependents.get(id) ?? []).some((edge) => {
+      const state = this.#jobs.get(edge.jobId)?.state;
+      return state === 'waiting' || state === 'sleeping';
+    });
   }
 
   #flowJobs(flowId: string): FlowRecord['jobs'] {

@@ -13,7 +13,7 @@ export function cancelCommand(): Command {
   return addConnectionOptions(new Command('cancel'))
     .summary('cancel a job: a waiting one at once, a running one by its worker')
     .description(
-      'Cancel a job. A pending or retrying job is cancelled at once. A running job gets a cancel request: the worker ' +
+      'Cancel a job. A pending, retrying, waiting or sleeping job is cancelled at once. A running job gets a cancel request: the worker ' +
         'holding it hears it (at once, or at its next lease renewal), aborts the handler and records the job cancelled.',
     )
     .argument('<id>', 'job id', parseJobId)

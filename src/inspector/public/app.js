@@ -164,7 +164,7 @@ async function loadQueues() {
           ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}: no worker claims its jobs` }, 'paused')
           : el('span', { class: 'state active' }, 'active'),
       ),
-      ...['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled'].map((s) =>
+      ...['pending', 'retrying', 'running', 'waiting', 'sleeping', 'dead', 'skipped', 'cancelled'].map((s) =>
         el('td', { class: `num ${q.counts[s] > 0 ? s : ''}` }, filter(s)),
       ),
       el('td', { title: q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
@@ -173,7 +173,7 @@ async function loadQueues() {
       el('td', { class: 'act-col' }, state.info.actions ? queueButton(q) : ''),
     );
   });
-  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 12, class: 'muted' }, 'no jobs yet'))]));
+  body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 14, class: 'muted' }, 'no jobs yet'))]));
   $('#queue-names').replaceChildren(...view.queues.map((q) => el('option', { value: q.queue })));
   $('#queues-note').textContent = `jobs completed and attempts failed in the last ${view.buckets.length} min, per minute${view.partial ? ' (at least: history read in part)' : ''}`;
 

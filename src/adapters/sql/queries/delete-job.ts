@@ -5,11 +5,13 @@ import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
 
 /**
- * Deletes a job and its history, unless a worker holds it or a waiting job waits for it. The
- * row is locked first, so the answer shows the state the decision was made on and no claim or
- * fenced write can slip in between; a running job is left to its worker, and a job that
- * waiting jobs wait for (a flow's parent, a child added before continuing) is kept, so they
- * are neither stranded waiting nor left without its result (deleted = false).
+ * Deletes a job and its history (and its mailbox, job_signals: on delete cascade), unless a
+ * worker holds it or a waiting job waits for it. The row is locked first, so the answer shows
+ * the state the decision was made on and no claim or fenced write can slip in between; a
+ * running job is left to its worker, and a job that waiting jobs wait for (a flow's parent, a
+ * child added before continuing) is kept, so they are neither stranded waiting nor left
+ * without its result (deleted = false). So is a job whose dependent sleeps: it runs its handler
+ * from the top when it wakes, and reads its parents again.
  */
 const DELETE_JOB = defineStatement(
   'delete_job',
@@ -22,7 +24,7 @@ deleted as (
   where j.id = t.id and t.state <> 'running'
     and not exists (
       select from ${s.quoted}.job_deps e join ${s.quoted}.jobs w on w.id = e.job_id
-      where e.dep_id = t.id and w.state = 'waiting'
+      where e.dep_id = t.id and w.state in ('waiting', 'sleeping')
     )
   returning j.*
 ),
