@@ -44,16 +44,12 @@ export async function runBulkAction(action: Action, filters: JobFilters, store: 
       : action === 'cancel'
         ? await store.cancelJobsMatching({ ...filters, max: MAX_BULK })
         : await deleteMatching(filters, store, supervisor);
-  const what = {
-    retry: 'dead, cancelled or skipped jobs retried',
-    cancel: 'live jobs cancelled (or, running, asked to cancel)',
-    delete: 'matching jobs deleted',
-  }[action];
+  const past = { retry: 'retried', cancel: 'cancelled (or asked to cancel)', delete: 'deleted' }[action];
   return {
     matched,
     applied,
     capped,
-    message: `${applied} of ${matched} ${what}${capped ? ` (the newest ${MAX_BULK}; run it again for the rest)` : ''}`,
+    message: `${applied} of ${matched} matching jobs ${past}${capped ? ` (the newest ${MAX_BULK}; run it again for the rest)` : ''}`,
   };
 }
 

@@ -265,8 +265,12 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     streams.add(res);
-    // Transitions do not empty the caches: a busy store would have every refresh read again.
-    const unsubscribe = feed.subscribe((batch) => res.write(formatEvent(batch)));
+    // Transitions make the next read of the backlogs (index reads) fresh; the history is read
+    // again on its own period (HISTORY_REFRESH_MS), however busy the store.
+    const unsubscribe = feed.subscribe((batch) => {
+      readContext.stats.invalidate();
+      res.write(formatEvent(batch));
+    });
     wakeups.retain();
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
     req.on('close', () => {
