@@ -19,7 +19,7 @@
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
- *   GET  /api/jobs-count?queue&state&kind      how many jobs match (up to 10,000)
+ *   GET  /api/jobs-count?queue&state&kind      how many jobs match, through an index (exact up to 10,000)
  *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
  *

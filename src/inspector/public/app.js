@@ -82,15 +82,24 @@ function progressText(progress) {
   );
 }
 
-/** A date with its day, in the reader's zone: "Tue, 1 Dec 2026, 19:40:12". */
+/** A date with its day, in the reader's zone, named: "Tue, 1 Dec 2026, 19:40:12 CET". */
 function fullTime(iso) {
   return new Date(iso).toLocaleString(undefined, {
     weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    timeZoneName: 'short',
+  });
+}
+
+/** A history row's time: its date, to the millisecond, with the zone: "1 Dec 2026, 19:40:12.345 CET". */
+function eventTime(iso) {
+  return new Date(iso).toLocaleString(undefined, {
+    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    fractionalSecondDigits: 3, hourCycle: 'h23', timeZoneName: 'short',
   });
 }
 
 function time(iso) {
-  return iso ? el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, ago(iso)) : '';
+  return iso ? el('time', { datetime: iso, title: fullTime(iso) }, ago(iso)) : '';
 }
 
 function stateBadge(jobState) {
@@ -397,7 +406,7 @@ async function loadJob(id) {
       el(
         'tr',
         {},
-        el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, new Date(event.at).toLocaleTimeString(undefined, { hour12: false }) + `.${String(new Date(event.at).getMilliseconds()).padStart(3, '0')}`)),
+        el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, eventTime(event.at))),
         el('td', {}, event.fromState ? stateBadge(event.fromState) : 'enqueued', ' → ', stateBadge(event.toState)),
         el('td', { class: 'num' }, event.attempt),
         el('td', {}, event.workerId || ''),
@@ -551,9 +560,16 @@ function renderDurable(steps) {
   );
 }
 
+/** What the job page asks before each action. */
+const ACTION_QUESTIONS = {
+  retry: (id) => `Retry job ${id}? It goes back to pending and runs again.`,
+  cancel: (id) => `Cancel job ${id}? A running job is asked to stop; a waiting one ends at once.`,
+  delete: (id) => `Delete job ${id} and its history?`,
+};
+
 async function act(action) {
   const id = state.jobId;
-  if (action === 'delete' && !confirm(`Delete job ${id} and its history?`)) return;
+  if (!confirm(ACTION_QUESTIONS[action](id))) return;
   try {
     const result = await api(`/api/jobs/${encodeURIComponent(id)}/${action}`, { method: 'POST' });
     flash(result.message);
@@ -693,7 +709,7 @@ async function readView() {
 }
 
 function onTransitions(events) {
-  $('#live').title = `last transition ${new Date().toLocaleTimeString()}`;
+  $('#live').title = `last transition ${fullTime(new Date().toISOString())}`;
   if (state.jobId !== null) {
     if (events.some((event) => event.jobId === state.jobId)) loop.changed = true;
     return;
