@@ -6,9 +6,9 @@
  *
  *   npx tsx bench/src/inspector-reads.ts [--jobs 100000,1000000] [--samples 40] [--url postgres://…]
  *
- * /api/queues and /api/throughput answer from a cache for 2 s and 5 s: their first call (cold:
- * the whole window of history) is given apart, and the samples are each read after the cache
- * expired (a fresh inspector's reads are what a refresh costs).
+ * /api/queues and /api/throughput answer from a cache for 2 s and 5 s, and then read only the
+ * last buckets of history: what is timed for them is the first read (the whole window), each
+ * sample from a fresh inspector. The table goes into results/inspector-reads.md by hand.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -108,8 +108,7 @@ async function measure(pool: pg.Pool, schema: string, jobs: number): Promise<str
   } finally {
     await inspector.close();
   }
-  // The cached reads: each sample from a fresh inspector (its first, cold read), and then the
-  // refresh after the cache's period (the last buckets only).
+  // The cached reads: each sample is a fresh inspector's first read.
   for (const path of ['/api/queues', '/api/throughput?window=1h', '/api/throughput?window=24h']) {
     const cold: number[] = [];
     for (let i = 0; i < Math.min(samples, 10); i++) {
