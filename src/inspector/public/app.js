@@ -382,7 +382,8 @@ async function loadJob(id) {
     ['attempts', `${job.attempt} of ${job.maxAttempts}`],
     ['priority', job.priority],
     ['unique key', job.uniqueKey || '—'],
-    ['worker', job.workerId || '—'],
+    // The row keeps the last worker's id after its attempt: say so unless one holds it now.
+    [job.state === 'running' ? 'worker' : 'last worker', job.workerId || '—'],
     ['lease expires', job.leaseExpiresAt ? time(job.leaseExpiresAt) : '—'],
     ['progress', progressText(job.progress)],
     ['expires (all attempts)', job.expiresAt ? time(job.expiresAt) : '—'],
