@@ -52,7 +52,9 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   } else {
     flows = await readFile(join(paths.benchDir, 'results/flows.json'), 'utf8').then((text) => JSON.parse(text) as FlowResults, () => undefined);
   }
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows));
+  // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
+  const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, inspectorReads));
 }
 
 function renderMarkdown(
@@ -61,6 +63,7 @@ function renderMarkdown(
   optimisations: string,
   schedules: ScheduleResults | undefined,
   flows: FlowResults | undefined,
+  inspectorReads = '',
 ): string {
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
@@ -215,6 +218,7 @@ function renderMarkdown(
 
   if (schedules) lines.push(...scheduleSection(schedules));
   if (flows) lines.push(...flowSection(flows));
+  if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
 
   lines.push('## How each figure is measured');
   lines.push('');

@@ -231,8 +231,44 @@ export interface ScanJobsParams {
   maxScan?: number;
 }
 
+/** A job as a list shows it (scanJobs): the row without what may be large or is not for a
+ *  list (payload, result, durable steps, lease token, trace context), which the SQL stores
+ *  then never read, and its error as code and message only. */
+export type JobListing = Omit<JobRecord, 'payload' | 'result' | 'steps' | 'leaseToken' | 'traceContext' | 'error'> & {
+  error: Pick<JobErrorInfo, 'code' | 'message'> | null;
+};
+
+/** The filters of a count or a bulk action (the inspector's list's, less its search). */
+export interface JobFilters {
+  queue?: string;
+  state?: JobState;
+  kind?: string;
+}
+
+export interface CountJobsUpToParams extends JobFilters {
+  /** Counted exactly up to this many. */
+  max: number;
+  /** Jobs examined at most where no index narrows the filters to the matches (a `kind`, or
+   *  `completed`): past it the count is a lower bound. Default 20,000. */
+  maxScan?: number;
+}
+
+export interface BoundedCount {
+  count: number;
+  /** The count is a lower bound: more match than `max`, or the count stopped at `maxScan`. */
+  capped: boolean;
+}
+
+/** A bulk action's answer: how many jobs it picked (newest first, at most `max`), how many it
+ *  changed, and whether more than `max` matched. */
+export interface BulkResult {
+  matched: number;
+  applied: number;
+  capped: boolean;
+}
+
 export interface JobPage {
-  jobs: JobRecord[];
+  jobs: JobListing[];
   /** Where the next page starts (its `beforeId`), or null when no older job matches. A page
    *  shorter than `limit` may still have a next one: the call stopped at `maxScan`. */
   nextBeforeId: string | null;
@@ -420,6 +456,15 @@ export interface JobStore {
   listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]>;
   /** Jobs newest first matching every filter given, a page at a time. */
   scanJobs(params: ScanJobsParams): Promise<JobPage>;
+  /** How many jobs match the filters, exactly up to `max`, through an index where one serves. */
+  countJobsUpTo(params: CountJobsUpToParams): Promise<BoundedCount>;
+  /** retryJob on the newest `max` dead, cancelled or skipped jobs matching, at once: one job per
+   *  (queue, unique key) among them, none whose key a live job holds. `applied`: those retried. */
+  retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult>;
+  /** cancelJob on the newest `max` pending, retrying, waiting, sleeping or running jobs
+   *  matching, at once: `applied` counts those cancelled and the running ones asked to cancel
+   *  (their workers abort them, as for cancelJob). */
+  cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult>;
   /** Per queue that has any job in a backlog state: its counts, capped, and oldest runAt. */
   getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]>;
   /** Transitions per queue, state entered and time bucket: throughput from the history. */

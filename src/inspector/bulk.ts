@@ -1,10 +1,12 @@
 /**
  * Actions on every job a filter matches (retry all dead jobs of a queue, cancel, delete), and
- * the count the page shows before asking. The matching jobs are read a page at a time through
- * scanJobs (each read bounded), at most MAX_BULK of them, then acted on one by one: each job
- * answers as a single action would, and one that changed meanwhile is counted as not applied.
+ * the count the page shows before asking. The count and the count's cap come from the store
+ * (countJobsUpTo: through an index, exact up to MAX_BULK). Retry and cancel are one statement
+ * each on the store (retryJobsMatching, cancelJobsMatching), at most MAX_BULK jobs, each job
+ * changed as its single action would change it. Delete goes job by job (a job a flow still
+ * waits for stays): the matching ids read a page at a time, then deleted one by one.
  */
-import type { JobStore, ScanJobsParams } from '../adapters/store.js';
+import type { JobFilters, JobStore } from '../adapters/store.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { runAction, type Action } from './actions.js';
 import { HttpError } from './http.js';
@@ -12,10 +14,8 @@ import { HttpError } from './http.js';
 export const MAX_BULK = 10_000;
 const PAGE = 200;
 
-type Filters = Pick<ScanJobsParams, 'queue' | 'state' | 'kind'>;
-
 /** The ids of the jobs matching, newest first, at most `max`; `capped` when there were more. */
-async function matching(store: JobStore, filters: Filters, max: number): Promise<{ ids: string[]; capped: boolean }> {
+async function matching(store: JobStore, filters: JobFilters, max: number): Promise<{ ids: string[]; capped: boolean }> {
   const ids: string[] = [];
   let beforeId: string | undefined;
   for (;;) {
@@ -29,32 +29,41 @@ async function matching(store: JobStore, filters: Filters, max: number): Promise
   }
 }
 
-/** How many jobs the filters match, counted up to MAX_BULK. */
-export async function countMatching(store: JobStore, filters: Filters): Promise<{ count: number; capped: boolean }> {
-  const { ids, capped } = await matching(store, filters, MAX_BULK);
-  return { count: ids.length, capped };
+/** How many jobs the filters match, counted up to MAX_BULK; `capped`: at least that many. */
+export function countMatching(store: JobStore, filters: JobFilters): Promise<{ count: number; capped: boolean }> {
+  return store.countJobsUpTo({ ...filters, max: MAX_BULK });
 }
 
-export async function runBulkAction(action: Action, filters: Filters, store: JobStore, supervisor: Supervisor | undefined) {
+export async function runBulkAction(action: Action, filters: JobFilters, store: JobStore, supervisor: Supervisor | undefined) {
   if (filters.queue === undefined && filters.state === undefined && filters.kind === undefined) {
     throw new HttpError(400, `a bulk ${action} needs a filter (queue, state or kind): it never acts on every job at once`);
   }
+  const { matched, applied, capped } =
+    action === 'retry'
+      ? await store.retryJobsMatching({ ...filters, max: MAX_BULK })
+      : action === 'cancel'
+        ? await store.cancelJobsMatching({ ...filters, max: MAX_BULK })
+        : await deleteMatching(filters, store, supervisor);
+  const past = { retry: 'retried', cancel: 'cancelled (or asked to cancel)', delete: 'deleted' }[action];
+  return {
+    matched,
+    applied,
+    capped,
+    message: `${applied} of ${matched} matching jobs ${past}${capped ? ` (the newest ${MAX_BULK}; run it again for the rest)` : ''}`,
+  };
+}
+
+async function deleteMatching(filters: JobFilters, store: JobStore, supervisor: Supervisor | undefined) {
   const { ids, capped } = await matching(store, filters, MAX_BULK);
   let applied = 0;
   for (const id of ids) {
     try {
-      await runAction(action, id, store, supervisor);
+      await runAction('delete', id, store, supervisor);
       applied += 1;
     } catch (error) {
-      // Changed since it was listed (retried, finished, deleted): not applied, the rest go on.
+      // Changed since it was listed (running, waited for, deleted): not applied, the rest go on.
       if (!(error instanceof HttpError)) throw error;
     }
   }
-  const past = { retry: 'retried', cancel: 'cancelled (or asked to cancel)', delete: 'deleted' }[action];
-  return {
-    matched: ids.length,
-    applied,
-    capped,
-    message: `${applied} of ${ids.length} matching jobs ${past}${capped ? ` (the first ${MAX_BULK}; run it again for the rest)` : ''}`,
-  };
+  return { matched: ids.length, applied, capped };
 }

@@ -75,11 +75,35 @@ export function isLoopbackHostHeader(host: string): boolean {
  * then every request needs the token instead).
  */
 export function checkHost(req: IncomingMessage, boundHost: string): void {
+  // Node keeps the first of two Host headers in req.headers; a proxy may read the other.
+  const hostHeaders = rawHeaderCount(req, 'host');
+  if (hostHeaders > 1) throw new HttpError(400, `a request has one Host header, this one has ${hostHeaders}`);
   if (!isLoopbackAddress(boundHost)) return;
   const host = req.headers.host ?? '';
   if (!isLoopbackHostHeader(host)) {
     throw new HttpError(403, `the inspector answers only to a loopback host name, not "${host}"`);
   }
+  // An absolute-form target (`GET http://evil/api/jobs`) names the host a proxy or a server
+  // goes by instead of the Host header (RFC 9112, 3.2.2): it must be loopback too.
+  const target = req.url ?? '/';
+  if (!target.startsWith('/')) {
+    let targetHost: string;
+    try {
+      targetHost = new URL(target).host;
+    } catch {
+      throw new HttpError(400, 'the request target is neither a path nor an absolute URL');
+    }
+    if (!isLoopbackHostHeader(targetHost)) {
+      throw new HttpError(403, `the inspector answers only to a loopback host name, not "${targetHost}" (request target)`);
+    }
+  }
+}
+
+/** How many times a header came, as sent (req.headers joins or drops repeats). */
+function rawHeaderCount(req: IncomingMessage, name: string): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
 }
 
 /** A form or a fetch from another origin does not get to act, even with a guessed token. */

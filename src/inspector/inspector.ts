@@ -19,7 +19,7 @@
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
- *   GET  /api/jobs-count?queue&state&kind      how many jobs match (up to 10,000)
+ *   GET  /api/jobs-count?queue&state&kind      how many jobs match, through an index (exact up to 10,000)
  *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
  *
@@ -95,7 +95,11 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
 };
 /** Next to this module; `npm run build` copies them into dist/. */
 const PUBLIC_DIR = new URL('./public/', import.meta.url);
+/** The backlog counts (index reads) are read again at most this often, however busy the store. */
 const STATS_CACHE_MS = 2_000;
+/** What comes from the history (throughput) is read again at most this often: each read is
+ *  of the last two buckets only, but the history grows with every transition. */
+const HISTORY_REFRESH_MS = 5_000;
 const KEEPALIVE_MS = 15_000;
 
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
@@ -130,8 +134,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const readContext: read.ReadContext = {
     store,
     supervisor,
-    stats: new QueueStats(store, supervisor, STATS_CACHE_MS),
-    throughput: new ThroughputStats(store, STATS_CACHE_MS),
+    stats: new QueueStats(store, supervisor, STATS_CACHE_MS, HISTORY_REFRESH_MS),
+    throughput: new ThroughputStats(store, HISTORY_REFRESH_MS),
     actionsEnabled: token !== undefined,
   };
   const streams = new Set<ServerResponse>();
@@ -261,9 +265,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     streams.add(res);
+    // Transitions make the next read of the backlogs (index reads) fresh; the history is read
+    // again on its own period (HISTORY_REFRESH_MS), however busy the store.
     const unsubscribe = feed.subscribe((batch) => {
       readContext.stats.invalidate();
-      readContext.throughput.invalidate();
       res.write(formatEvent(batch));
     });
     wakeups.retain();

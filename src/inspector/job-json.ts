@@ -1,5 +1,7 @@
 /** What the inspector's API sends of a job: never its lease token (the right to write its
  *  outcome), and in lists neither payload, result nor durable steps. */
+import { toJobListing } from '../adapters/job-listing.js';
+import type { JobListing } from '../adapters/store.js';
 import type { JobErrorInfo, JobRecord } from '../types.js';
 
 export interface JobSummary {
@@ -34,8 +36,9 @@ export interface JobDetail extends Omit<JobSummary, 'error'> {
 
 const MAX_LIST_MESSAGE = 200;
 
-export function jobSummary(job: JobRecord): JobSummary {
-  const { payload, result, leaseToken, error, steps, ...rest } = job;
+/** A listed job (JobListing), or a whole one read by id, as a list sends it. */
+export function jobSummary(job: JobRecord | JobListing): JobSummary {
+  const { error, ...rest } = 'payload' in job ? toJobListing(job) : job;
   const message = error?.message ?? '';
   return {
     ...rest,

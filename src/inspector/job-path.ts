@@ -47,7 +47,8 @@ function waypoints(toState: JobEvent['toState'] | null, code: string | undefined
       // The handler slept or waits for a signal (docs/durable-jobs.md).
       return ['running', 'sleeping'];
     case 'pending':
-      return [];
+      // A snooze: the row waits again, no attempt spent (SnoozeJobError).
+      return code === 'snoozed' ? ['running', 'snoozing', 'snoozed'] : [];
   }
 }
 

@@ -3,9 +3,10 @@
  * per minute over the last minutes, and the running jobs. Cached until the history moves (or
  * a few seconds pass), so that many open pages cost one set of reads.
  *
- * Throughput comes from the history (countJobTransitions). A minute, once over, does not
- * change, so each refresh reads only the current minute and the one before it (late commits);
- * older minutes were counted by earlier refreshes. The first read covers the whole window.
+ * Throughput comes from the history (countJobTransitions), read again at most every
+ * `historyMs` whatever the refreshes ask. A minute, once over, does not change, so each read
+ * covers only the current minute and the one before it (late commits); older minutes were
+ * counted by earlier reads. The first read covers the whole window.
  */
 import type { JobStore, QueueBacklog, TransitionCount } from '../adapters/store.js';
 import type { QueueCounters } from '../supervisor/counters.js';
@@ -56,11 +57,15 @@ export class QueueStats {
   readonly #buckets = new Map<number, TransitionCount[]>();
   readonly #partial = new Set<number>();
   #cached: { at: number; view: Promise<QueuesView> } | undefined;
+  readonly #historyMs: number;
+  /** When the history was last read: within historyMs, the buckets already read serve. */
+  #historyAt = -Infinity;
 
-  constructor(store: JobStore, supervisor: Supervisor | undefined, cacheMs: number) {
+  constructor(store: JobStore, supervisor: Supervisor | undefined, cacheMs: number, historyMs = cacheMs) {
     this.#store = store;
     this.#supervisor = supervisor;
     this.#cacheMs = cacheMs;
+    this.#historyMs = historyMs;
   }
 
   /** The history moved: the next read reads the store again. */
@@ -84,13 +89,17 @@ export class QueueStats {
     const starts = Array.from({ length: WINDOW_BUCKETS }, (_, i) => current - (WINDOW_BUCKETS - 1 - i) * BUCKET_MS);
     const known = starts.filter((start) => start < current - BUCKET_MS && this.#buckets.has(start));
     const since = known.length === starts.length - 2 ? current - BUCKET_MS : starts[0]!;
+    const readHistory = now - this.#historyAt >= this.#historyMs || !this.#buckets.has(current);
     const [backlogs, transitions, running, queueRows] = await Promise.all([
       this.#store.getQueueBacklogs({ maxCount: MAX_COUNT }),
-      this.#store.countJobTransitions({ since: new Date(since), bucketMs: BUCKET_MS, maxEvents: MAX_EVENTS }),
+      readHistory ? this.#store.countJobTransitions({ since: new Date(since), bucketMs: BUCKET_MS, maxEvents: MAX_EVENTS }) : null,
       this.#store.scanJobs({ state: 'running', limit: RUNNING_LIMIT }),
       this.#store.listQueues(),
     ]);
-    this.#remember(since, starts, transitions);
+    if (transitions) {
+      this.#remember(since, starts, transitions);
+      this.#historyAt = now;
+    }
 
     const counters = this.#supervisor?.counters.getSnapshot().context;
     const pausedAt = new Map(queueRows.map((q) => [q.name, q.pausedAt]));

@@ -4,8 +4,9 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import type { ScanJobsParams } from '../../src/adapters/store.js';
-import type { JobRecord } from '../../src/types.js';
+import { toJobListing } from '../../src/adapters/job-listing.js';
+import type { JobListing, ScanJobsParams } from '../../src/adapters/store.js';
+import type { JobRecord, JobState } from '../../src/types.js';
 import { conformanceKit, type CurrentStore, ids, T0 } from './conformance.js';
 
 export function describeReadConformance(current: CurrentStore): void {
@@ -75,8 +76,8 @@ export function describeReadConformance(current: CurrentStore): void {
 
   describe('scanJobs', () => {
     /** Every page from the newest on, until the store says there is no next one. */
-    async function allPages(params: ScanJobsParams): Promise<{ pages: JobRecord[][]; jobs: JobRecord[] }> {
-      const pages: JobRecord[][] = [];
+    async function allPages(params: ScanJobsParams): Promise<{ pages: JobListing[][]; jobs: JobListing[] }> {
+      const pages: JobListing[][] = [];
       let beforeId: string | undefined;
       for (let i = 0; i < 100; i++) {
         const page = await store().scanJobs({ ...params, ...(beforeId === undefined ? {} : { beforeId }) });
@@ -138,7 +139,7 @@ export function describeReadConformance(current: CurrentStore): void {
         }
       }
       const newestRunning = everyJob.find((job) => job.state === 'running')!;
-      expect((await store().scanJobs({ state: 'running' })).jobs[0]).toEqual(await getJob(newestRunning.id));
+      expect((await store().scanJobs({ state: 'running' })).jobs[0]).toEqual(toJobListing(await getJob(newestRunning.id)));
     });
 
     it('answers every match in one page when they fit, with no next page', async () => {
@@ -161,6 +162,17 @@ export function describeReadConformance(current: CurrentStore): void {
       expect(ids(second.jobs)).toEqual([old.id]);
     });
 
+    it('lists a job without its payload, result, steps, lease token or trace context, its error as code and message', async () => {
+      const dead = await jobIn('dead', { queue: 'big' });
+      const big = await enqueue({ queue: 'big', payload: { blob: 'x'.repeat(100_000) } });
+      const [listedBig, listedDead] = (await store().scanJobs({ queue: 'big' })).jobs;
+      expect(listedBig).toEqual(toJobListing(await getJob(big.id)));
+      for (const name of ['payload', 'result', 'steps', 'leaseToken', 'traceContext']) expect(listedBig).not.toHaveProperty(name);
+      const error = (await getJob(dead.id)).error!;
+      expect(listedDead!.error).toEqual({ code: error.code, message: error.message });
+      expect((await store().scanJobs({ state: 'dead' })).jobs[0]).toEqual(listedDead);
+    });
+
     it('finds jobs by unique key, live or finished, in every queue', async () => {
       const finished = await jobIn('completed', { queue: 'a', uniqueKey: 'order-7' });
       const live = await enqueue({ queue: 'a', uniqueKey: 'order-7' });
@@ -169,6 +181,76 @@ export function describeReadConformance(current: CurrentStore): void {
       expect(ids((await store().scanJobs({ uniqueKey: 'order-7' })).jobs)).toEqual([other.id, live.id, finished.id]);
       expect(ids((await store().scanJobs({ uniqueKey: 'order-7', queue: 'a' })).jobs)).toEqual([live.id, finished.id]);
       expect((await store().scanJobs({ uniqueKey: 'order-9' })).jobs).toEqual([]);
+    });
+  });
+
+  describe('countJobsUpTo', () => {
+    it('counts the jobs every filter matches, exactly up to max, then says it is capped', async () => {
+      await jobIn('dead', { queue: 'a', kind: 'x' });
+      await jobIn('dead', { queue: 'b', kind: 'y' });
+      await jobIn('completed', { queue: 'a', kind: 'x' });
+      await jobIn('running', { queue: 'b', kind: 'x' });
+      await jobIn('cancelled', { queue: 'a', kind: 'y' });
+      for (let i = 0; i < 3; i++) await enqueue({ queue: 'a', kind: i === 0 ? 'y' : 'x' });
+      const every = await store().listJobs({ limit: 1_000 });
+      const cases: Array<{ queue?: string; state?: JobState; kind?: string }> = [
+        {}, { queue: 'a' }, { kind: 'x' }, { queue: 'a', kind: 'x' }, { state: 'pending' }, { state: 'pending', kind: 'x' },
+        { state: 'dead' }, { state: 'dead', queue: 'b' }, { state: 'dead', kind: 'y' }, { state: 'completed' },
+        { state: 'completed', queue: 'a', kind: 'x' }, { state: 'running', queue: 'b' }, { state: 'waiting' }, { state: 'sleeping' },
+        { state: 'retrying', queue: 'nope' },
+      ];
+      for (const filters of cases) {
+        const exact = every.filter(
+          (job) =>
+            (filters.queue === undefined || job.queue === filters.queue) &&
+            (filters.state === undefined || job.state === filters.state) &&
+            (filters.kind === undefined || job.kind === filters.kind),
+        ).length;
+        expect({ filters, answer: await store().countJobsUpTo({ ...filters, max: 100 }) }).toEqual({ filters, answer: { count: exact, capped: false } });
+        if (exact > 1) {
+          expect({ filters, answer: await store().countJobsUpTo({ ...filters, max: exact - 1 }) }).toEqual({ filters, answer: { count: exact - 1, capped: true } });
+        }
+      }
+    });
+  });
+
+  describe('retryJobsMatching and cancelJobsMatching', () => {
+    it('retries the newest dead, cancelled or skipped jobs matching, up to max, one per unique key', async () => {
+      const older = await jobIn('dead', { queue: 'a', uniqueKey: 'k' });
+      const newer = await jobIn('dead', { queue: 'a', uniqueKey: 'k' });
+      const cancelled = await jobIn('cancelled', { queue: 'a' });
+      const otherQueue = await jobIn('dead', { queue: 'b' });
+      const done = await jobIn('completed', { queue: 'a' });
+      expect(await store().retryJobsMatching({ queue: 'a', state: 'completed', max: 10 })).toEqual({ matched: 0, applied: 0, capped: false });
+      expect(await store().retryJobsMatching({ queue: 'a', max: 2 })).toEqual({ matched: 2, applied: 2, capped: true });
+      expect((await getJob(cancelled.id)).state).toBe('pending');
+      expect((await getJob(newer.id)).state).toBe('pending');
+      // The key is live again: its older holder stays dead.
+      expect(await store().retryJobsMatching({ queue: 'a', max: 10 })).toEqual({ matched: 1, applied: 0, capped: false });
+      expect((await getJob(older.id)).state).toBe('dead');
+      expect((await getJob(otherQueue.id)).state).toBe('dead');
+      expect((await getJob(done.id)).state).toBe('completed');
+      const retried = await store().getJobEvents({ id: cancelled.id });
+      expect(retried.at(-1)).toMatchObject({ fromState: 'cancelled', toState: 'pending' });
+    });
+
+    it('cancels the jobs no worker holds and asks the workers of running ones, leaving their rows to them', async () => {
+      const dead = await jobIn('dead', { queue: 'a' });
+      const running = await jobIn('running', { queue: 'a' });
+      const pending = await enqueue({ queue: 'a', kind: 'x' });
+      const otherKind = await enqueue({ queue: 'a', kind: 'y' });
+      expect(await store().cancelJobsMatching({ queue: 'a', kind: 'x', max: 10 })).toEqual({ matched: 1, applied: 1, capped: false });
+      expect(await getJob(pending.id)).toMatchObject({ state: 'cancelled', error: { code: 'cancelled' } });
+      expect((await getJob(otherKind.id)).state).toBe('pending');
+      expect(await store().cancelJobsMatching({ queue: 'a', max: 10 })).toEqual({ matched: 2, applied: 2, capped: false });
+      const stillRunning = await getJob(running.id);
+      expect(stillRunning).toMatchObject({ state: 'running', leaseToken: running.leaseToken });
+      expect(stillRunning.cancelRequestedAt).not.toBeNull();
+      expect((await getJob(otherKind.id)).state).toBe('cancelled');
+      expect((await getJob(dead.id)).state).toBe('dead');
+      expect(await store().cancelJobsMatching({ queue: 'a', state: 'dead', max: 10 })).toEqual({ matched: 0, applied: 0, capped: false });
+      const history = await store().getJobEvents({ id: pending.id });
+      expect(history.at(-1)).toMatchObject({ fromState: 'pending', toState: 'cancelled', workerId: null });
     });
   });
 

@@ -132,7 +132,18 @@ describeBrowser('inspector page', (session) => {
     await supervise(doomed).drain();
     await open({ token: TOKEN }, `#/jobs/${job.id}`);
     await waitText('#job-state .state', 'dead');
+    const dialogs: string[] = [];
+    let answer = false;
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void (answer ? dialog.accept() : dialog.dismiss());
+    });
 
+    // Asked first: refused, nothing is sent.
+    await page.click('#actions button[data-action="retry"]');
+    await expect.poll(() => dialogs.length, WAIT).toBe(1);
+    expect(dialogs[0]).toBe(`Retry job ${job.id}? It goes back to pending and runs again.`);
+    answer = true;
     await page.click('#actions button[data-action="retry"]');
     await page.locator('#flash', { hasText: 'retry refused (403): a valid token is required' }).waitFor(WAIT);
     expect((await store.getJob({ id: job.id }))!.state).toBe('dead');
@@ -143,6 +154,11 @@ describeBrowser('inspector page', (session) => {
     await page.locator('#flash', { hasText: `job ${job.id} is pending again` }).waitFor(WAIT);
     await waitText('#job-state .state', 'pending');
     expect((await store.getJob({ id: job.id }))!.state).toBe('pending');
+    expect(dialogs).toHaveLength(3);
+    // History times carry their date, milliseconds and zone (the page's: UTC here or another).
+    const historyTime = await page.locator('#job-history tbody time').first().textContent();
+    expect(historyTime).toMatch(new RegExp(`${new Date().getUTCFullYear() - 1}|${new Date().getUTCFullYear()}`));
+    expect(historyTime).toMatch(/\d\d:\d\d:\d\d\.\d{3}\s\S*(UTC|GMT|[A-Z]{3,5})/);
     await stillSameDocument();
   });
 

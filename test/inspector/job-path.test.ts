@@ -38,6 +38,8 @@ describe('jobMachinePath', () => {
     ['skipped', 'unknown_kind', ['claimed', 'skipping', 'skipped']],
     ['skipped', 'skipped', ['claimed', 'running', 'skipping', 'skipped']],
     ['cancelled', 'cancelled', ['claimed', 'running', 'cancelling', 'cancelled']],
+    // Snoozed: the row is pending again, the machine ended in `snoozed` (not `claimed`).
+    ['pending', 'snoozed', ['claimed', 'running', 'snoozing', 'snoozed']],
     // Rescued by the reaper: the worker was last seen running; the machine wrote nothing.
     ['dead', 'lease_expired', ['claimed', 'running']],
     // Ended by the claim for a time no job can have in its row: no actor ran.
@@ -71,7 +73,7 @@ describe('jobMachinePath', () => {
 
   it('draws only edges the machine has', () => {
     const edges = new Set(graph.edges.map((e) => `${e.source}->${e.target}`));
-    for (const [toState, code] of [['completed'], ['retrying', 'worker_shutdown'], ['dead'], ['skipped', 'unknown_kind'], ['cancelled']] as const) {
+    for (const [toState, code] of [['completed'], ['retrying', 'worker_shutdown'], ['dead'], ['skipped', 'unknown_kind'], ['cancelled'], ['pending', 'snoozed']] as const) {
       const path = jobMachinePath(graph, history(['pending', 'running', 1], ['running', toState, 1, code]));
       for (const edge of path.edges) expect(edges).toContain(edge);
     }

@@ -4,7 +4,7 @@
  * loopbacks, and the token box's check.
  */
 import { request as httpRequest } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { InvalidOptionError } from '../../src/errors.js';
@@ -93,6 +93,44 @@ describe('the Host header, against DNS rebinding', () => {
     expect(isLoopbackHostHeader('localhost:47a')).toBe(false);
     expect(isLoopbackHostHeader('localhost:4780:1')).toBe(false);
     expect(isLoopbackHostHeader('[::1]:4780')).toBe(true);
+  });
+});
+
+/** A request written by hand, as no HTTP client sends it: its status line's code. */
+function rawCall(port: number, head: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\nconnection: close\r\n\r\n`));
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)));
+    socket.on('error', reject);
+  });
+}
+
+describe('the request target and repeated Host headers', () => {
+  it('refuses an absolute-form target whose host is not loopback, whatever the Host header', async () => {
+    const inspector = await start();
+    const host = `127.0.0.1:${inspector.port}`;
+    expect(await rawCall(inspector.port, `GET http://evil/api/jobs HTTP/1.1\r\nhost: ${host}`)).toBe(403);
+    expect(await rawCall(inspector.port, `GET http://evil.example:${inspector.port}/ HTTP/1.1\r\nhost: ${host}`)).toBe(403);
+    expect(await rawCall(inspector.port, `GET http://127.0.0.1.evil/api/info HTTP/1.1\r\nhost: ${host}`)).toBe(403);
+    expect(await rawCall(inspector.port, `GET http://${host}/api/info HTTP/1.1\r\nhost: ${host}`)).toBe(200);
+    expect(await rawCall(inspector.port, `GET /api/info HTTP/1.1\r\nhost: ${host}`)).toBe(200);
+  });
+
+  it('refuses a request with more than one Host header, loopback first or not', async () => {
+    const inspector = await start();
+    const host = `127.0.0.1:${inspector.port}`;
+    expect(await rawCall(inspector.port, `GET /api/info HTTP/1.1\r\nhost: ${host}\r\nhost: evil.example`)).toBe(400);
+    expect(await rawCall(inspector.port, `GET /api/info HTTP/1.1\r\nhost: evil.example\r\nhost: ${host}`)).toBe(400);
+    expect(await rawCall(inspector.port, `GET /api/info HTTP/1.1\r\nhost: ${host}\r\nHOST: ${host}`)).toBe(400);
+  });
+
+  it('refuses two Host headers when bound beyond loopback too', async () => {
+    const inspector = await start({ host: '0.0.0.0', token: TOKEN, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const head = `GET /api/info HTTP/1.1\r\nx-jobvisor-token: ${TOKEN}\r\nhost: inspector.lan`;
+    expect(await rawCall(inspector.port, head)).toBe(200);
+    expect(await rawCall(inspector.port, `${head}\r\nhost: other.lan`)).toBe(400);
   });
 });
 

@@ -7,7 +7,6 @@ import type { JobEvent, JobRecord } from '../../types.js';
 import type {
   BacklogState,
   CountJobTransitionsParams,
-  JobPage,
   QueueBacklog,
   ScanJobsParams,
   TransitionCount,
@@ -22,7 +21,7 @@ const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running
 
 /** `newestFirst` in id order, newest first. Examines at most `maxScan` jobs older than
  *  `beforeId`, as the SQL store does where no index serves the filters. */
-export function scanJobs(newestFirst: Iterable<JobRecord>, params: ScanJobsParams): JobPage {
+export function scanJobs(newestFirst: Iterable<JobRecord>, params: ScanJobsParams): { jobs: JobRecord[]; nextBeforeId: string | null } {
   const limit = Math.max(1, params.limit ?? DEFAULT_SCAN_LIMIT);
   const maxScan = Math.max(1, params.maxScan ?? DEFAULT_MAX_SCAN);
   const before = params.beforeId === undefined ? Infinity : Number(params.beforeId);

@@ -28,6 +28,10 @@ import type {
   JobEventEntry,
   JobOutcome,
   JobPage,
+  BoundedCount,
+  BulkResult,
+  CountJobsUpToParams,
+  JobFilters,
   JobStore,
   Lease,
   LeaseRenewal,
@@ -57,6 +61,7 @@ import type {
 import { NEVER, WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
+import { toJobListing } from '../job-listing.js';
 import { throughput } from './memory-throughput.js';
 import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } from '../../validation.js';
 
@@ -274,23 +279,40 @@ export class MemoryStore implements JobStore {
   async cancelJob(params: { id: string }): Promise<{ job: JobRecord; cancelled: boolean } | null> {
     const job = this.#jobs.get(params.id);
     if (!job) return null;
+    const cancelled = this.#cancel(job) === 'cancelled';
+    return { job: copyJob(job), cancelled };
+  }
+
+  /** A job no worker holds is cancelled; a running one is asked to cancel (its worker is told). */
+  #cancel(job: JobRecord): 'cancelled' | 'requested' | 'ended' {
     if (job.state === 'running') {
       if (job.cancelRequestedAt === null) {
         job.cancelRequestedAt = this.#now();
         job.updatedAt = job.cancelRequestedAt;
       }
       this.#notifyCancel(job.id);
-      return { job: copyJob(job), cancelled: false };
+      return 'requested';
     }
-    if (job.state !== 'pending' && job.state !== 'retrying' && job.state !== 'waiting' && job.state !== 'sleeping') {
-      return { job: copyJob(job), cancelled: false };
-    }
+    if (job.state !== 'pending' && job.state !== 'retrying' && job.state !== 'waiting' && job.state !== 'sleeping') return 'ended';
     const now = this.#now();
     const from = job.state;
     job.error = { ...CANCELLED_BY_REQUEST };
     this.#setState(job, 'cancelled', now);
     this.#appendEvent(job, from, job.error, now, null);
-    return { job: copyJob(job), cancelled: true };
+    return 'cancelled';
+  }
+
+  /** The newest jobs matching the filters and `also`, at most `limit`: the store's own objects. */
+  #newestMatching(filters: JobFilters, also: (job: JobRecord) => boolean, limit: number): JobRecord[] {
+    const found: JobRecord[] = [];
+    for (const job of [...this.#jobs.values()].reverse()) {
+      if (found.length >= limit) break;
+      if (filters.queue !== undefined && job.queue !== filters.queue) continue;
+      if (filters.state !== undefined && job.state !== filters.state) continue;
+      if (filters.kind !== undefined && job.kind !== filters.kind) continue;
+      if (also(job)) found.push(job);
+    }
+    return found;
   }
 
   async retryJob(params: { id: string }): Promise<{ job: JobRecord; retried: boolean } | null> {
@@ -382,7 +404,36 @@ export class MemoryStore implements JobStore {
 
   async scanJobs(params: ScanJobsParams): Promise<JobPage> {
     const page = scanJobs([...this.#jobs.values()].reverse(), params);
-    return { ...page, jobs: page.jobs.map(copyJob) };
+    return { ...page, jobs: page.jobs.map((job) => toJobListing(copyJob(job))) };
+  }
+
+  async countJobsUpTo(params: CountJobsUpToParams): Promise<BoundedCount> {
+    const max = Math.max(0, params.max);
+    const count = this.#newestMatching(params, () => true, max + 1).length;
+    return { count: Math.min(count, max), capped: count > max };
+  }
+
+  async retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+    const max = Math.max(0, params.max);
+    const picked = this.#newestMatching(params, (job) => RETRYABLE.includes(job.state), max + 1);
+    // One job per (queue, unique key), the newest: two revived holders would share the key.
+    const seeds = new Map<string, string>();
+    for (const job of picked.slice(0, max)) {
+      const key = job.uniqueKey === null ? `#${job.id}` : `${job.queue}\0${job.uniqueKey}`;
+      if (!seeds.has(key)) seeds.set(key, job.id);
+    }
+    const moved = this.#retryJobs([...seeds.values()], true);
+    const applied = [...seeds.values()].filter((id) => moved.has(id)).length;
+    return { matched: Math.min(picked.length, max), applied, capped: picked.length > max };
+  }
+
+  async cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+    const max = Math.max(0, params.max);
+    const live: readonly JobState[] = ['pending', 'retrying', 'waiting', 'sleeping', 'running'];
+    const picked = this.#newestMatching(params, (job) => live.includes(job.state), max + 1);
+    const targets = picked.slice(0, max);
+    for (const job of targets) this.#cancel(job);
+    return { matched: targets.length, applied: targets.length, capped: picked.length > max };
   }
 
   async getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {

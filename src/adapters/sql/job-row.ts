@@ -42,6 +42,42 @@ export function jobColumns(alias: string): string {
   ].join(', ');
 }
 
+/**
+ * jobColumns for a list (scanJobs): payload, result, steps, lease token and trace context are
+ * not read (a large payload stays in its TOAST table), and the error only as code and message.
+ */
+export function listingColumns(alias: string): string {
+  return [
+    `${alias}.id::text as id`,
+    `${alias}.queue`,
+    `${alias}.kind`,
+    'null::jsonb as payload',
+    `${alias}.state`,
+    `${alias}.priority`,
+    `${alias}.run_at`,
+    `${alias}.attempt`,
+    `${alias}.max_attempts`,
+    `${alias}.unique_key`,
+    `${alias}.concurrency_key`,
+    `${alias}.worker_id`,
+    'null::text as lease_token',
+    `${alias}.lease_expires_at`,
+    'null::jsonb as result',
+    `case when ${alias}.error is null then null else jsonb_build_object('code', ${alias}.error -> 'code', 'message', ${alias}.error -> 'message') end as error`,
+    `${alias}.created_at`,
+    `${alias}.updated_at`,
+    `${alias}.finished_at`,
+    `${alias}.expires_at`,
+    `${alias}.cancel_requested_at`,
+    `${alias}.progress_percent`,
+    `${alias}.progress_message`,
+    `${alias}.progress_at`,
+    'null::jsonb as trace_context',
+    "'[]'::jsonb as steps",
+    `${alias}.wait_signal`,
+  ].join(', ');
+}
+
 /** A `timestamptz` as a driver gives it: a Date, ±Infinity for ±infinity (`pg` and PGlite
  *  both), or its text from a pool whose parsers were told to leave it as text. */
 export type StoredTime = Date | number | string;

@@ -17,6 +17,10 @@ import type {
   JobEventEntry,
   JobOutcome,
   JobPage,
+  BoundedCount,
+  BulkResult,
+  CountJobsUpToParams,
+  JobFilters,
   JobStore,
   Lease,
   LeaseRenewal,
@@ -67,6 +71,7 @@ import { renewLeases } from './queries/renew-leases.js';
 import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
 import { retryFlow, retryJob } from './queries/retry-job.js';
 import { scanJobs } from './queries/scan-jobs.js';
+import { cancelJobsMatching, countJobsUpTo, retryJobsMatching } from './queries/bulk-jobs.js';
 import { setProgressIfRunning } from './queries/set-progress-if-running.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
 import { SqlContext } from './sql-context.js';
@@ -201,6 +206,18 @@ export class SqlJobStore implements JobStore {
 
   scanJobs(params: ScanJobsParams): Promise<JobPage> {
     return scanJobs(this.#ctx, params);
+  }
+
+  countJobsUpTo(params: CountJobsUpToParams): Promise<BoundedCount> {
+    return countJobsUpTo(this.#ctx, params);
+  }
+
+  retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+    return retryJobsMatching(this.#ctx, params);
+  }
+
+  cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+    return cancelJobsMatching(this.#ctx, params);
   }
 
   getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {

@@ -82,15 +82,24 @@ function progressText(progress) {
   );
 }
 
-/** A date with its day, in the reader's zone: "Tue, 1 Dec 2026, 19:40:12". */
+/** A date with its day, in the reader's zone, named: "Tue, 1 Dec 2026, 19:40:12 CET". */
 function fullTime(iso) {
   return new Date(iso).toLocaleString(undefined, {
     weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    timeZoneName: 'short',
+  });
+}
+
+/** A history row's time: its date, to the millisecond, with the zone: "1 Dec 2026, 19:40:12.345 CET". */
+function eventTime(iso) {
+  return new Date(iso).toLocaleString(undefined, {
+    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    fractionalSecondDigits: 3, hourCycle: 'h23', timeZoneName: 'short',
   });
 }
 
 function time(iso) {
-  return iso ? el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, ago(iso)) : '';
+  return iso ? el('time', { datetime: iso, title: fullTime(iso) }, ago(iso)) : '';
 }
 
 function stateBadge(jobState) {
@@ -373,7 +382,8 @@ async function loadJob(id) {
     ['attempts', `${job.attempt} of ${job.maxAttempts}`],
     ['priority', job.priority],
     ['unique key', job.uniqueKey || '—'],
-    ['worker', job.workerId || '—'],
+    // The row keeps the last worker's id after its attempt: say so unless one holds it now.
+    [job.state === 'running' ? 'worker' : 'last worker', job.workerId || '—'],
     ['lease expires', job.leaseExpiresAt ? time(job.leaseExpiresAt) : '—'],
     ['progress', progressText(job.progress)],
     ['expires (all attempts)', job.expiresAt ? time(job.expiresAt) : '—'],
@@ -397,7 +407,7 @@ async function loadJob(id) {
       el(
         'tr',
         {},
-        el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, new Date(event.at).toLocaleTimeString(undefined, { hour12: false }) + `.${String(new Date(event.at).getMilliseconds()).padStart(3, '0')}`)),
+        el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, eventTime(event.at))),
         el('td', {}, event.fromState ? stateBadge(event.fromState) : 'enqueued', ' → ', stateBadge(event.toState)),
         el('td', { class: 'num' }, event.attempt),
         el('td', {}, event.workerId || ''),
@@ -414,8 +424,7 @@ async function loadJob(id) {
   renderStory(view.story);
   loadJobFlow(job).catch(() => {});
   // Progress writes no history row, so no event tells of it: a running job is read again.
-  clearTimeout(state.progressTimer);
-  if (job.state === 'running') state.progressTimer = setTimeout(() => state.jobId === job.id && loadJob(job.id).catch(() => {}), 1000);
+  state.jobRunning = job.state === 'running';
   await loadDiagram(job.id);
 }
 
@@ -552,9 +561,16 @@ function renderDurable(steps) {
   );
 }
 
+/** What the job page asks before each action. */
+const ACTION_QUESTIONS = {
+  retry: (id) => `Retry job ${id}? It goes back to pending and runs again.`,
+  cancel: (id) => `Cancel job ${id}? A running job is asked to stop; a waiting one ends at once.`,
+  delete: (id) => `Delete job ${id} and its history?`,
+};
+
 async function act(action) {
   const id = state.jobId;
-  if (action === 'delete' && !confirm(`Delete job ${id} and its history?`)) return;
+  if (!confirm(ACTION_QUESTIONS[action](id))) return;
   try {
     const result = await api(`/api/jobs/${encodeURIComponent(id)}/${action}`, { method: 'POST' });
     flash(result.message);
@@ -641,46 +657,70 @@ async function refresh() {
   }
 }
 
-/** Runs `fn` at most once per `ms`, the last call winning. */
-function throttle(fn, ms) {
-  let timer = null;
-  let again = false;
-  return () => {
-    if (timer) {
-      again = true;
-      return;
-    }
-    fn();
-    timer = setTimeout(() => {
-      timer = null;
-      if (again) {
-        again = false;
-        fn();
-      }
-    }, ms);
-  };
+// ── one refresh loop ──────────────────────────────────────────────────────────────────
+// Transitions (server-sent events) only mark the view as changed; one loop, at the rate the
+// user picks (kept in localStorage), reads again what the view shows when it changed, and
+// every AGE_MS anyway (relative times, queue ages). Nothing is read while the tab is hidden.
+
+const RATE_KEY = 'jobvisor-refresh-ms';
+const DEFAULT_RATE_MS = 2000;
+const AGE_MS = 15000;
+const loop = { timer: null, changed: false, lastRead: 0, running: false };
+
+/** The user's rate in ms (0: paused), or the default when none (or an unknown one) is kept. */
+function refreshRate() {
+  const stored = localStorage.getItem(RATE_KEY);
+  return [...$('#refresh-rate').options].some((option) => option.value === stored) ? Number(stored) : DEFAULT_RATE_MS;
 }
 
-const refreshJob = throttle(() => state.jobId !== null && loadJob(state.jobId).catch(() => {}), 150);
-const refreshJobs = throttle(() => state.jobId === null && loadJobs().catch(() => {}), 250);
-const refreshWorkers = throttle(() => state.workersPage && loadWorkers().catch(() => {}), 500);
-const refreshFlow = throttle(() => state.flowId !== null && loadFlow(state.flowId).catch(() => {}), 300);
-const refreshQueues = throttle(() => state.jobId === null && loadQueues().catch(() => {}), 1000);
+/** The next tick, or none: paused by the user (rate 0) or while the tab is hidden. */
+function scheduleTick() {
+  clearTimeout(loop.timer);
+  loop.timer = null;
+  const rate = refreshRate();
+  if (rate === 0 || document.visibilityState === 'hidden') return;
+  loop.timer = setTimeout(tick, rate);
+}
+
+async function tick() {
+  // A running job's progress moves without a transition: its page reads it on every tick.
+  const due = loop.changed || Date.now() - loop.lastRead >= AGE_MS || (state.jobId !== null && state.jobRunning);
+  if (due && !loop.running) {
+    loop.changed = false;
+    loop.running = true;
+    try {
+      await readView();
+    } finally {
+      loop.running = false;
+    }
+  }
+  scheduleTick();
+}
+
+/** Reads again what the view shows; the loop's only requests. */
+async function readView() {
+  loop.lastRead = Date.now();
+  if (state.jobId !== null) return loadJob(state.jobId).catch(() => {});
+  if (state.flowId !== null) return loadFlow(state.flowId).catch(() => {});
+  if (state.workersPage) return loadWorkers().catch(() => {});
+  const reads = [loadQueues()];
+  // The newest page gains new jobs; an older one has its rows' states set from the events.
+  if (!state.before) reads.push(loadJobs());
+  return Promise.all(reads).catch(() => {});
+}
 
 function onTransitions(events) {
-  $('#live').title = `last transition ${new Date().toLocaleTimeString()}`;
+  $('#live').title = `last transition ${fullTime(new Date().toISOString())}`;
   if (state.jobId !== null) {
-    if (events.some((event) => event.jobId === state.jobId)) refreshJob();
+    if (events.some((event) => event.jobId === state.jobId)) loop.changed = true;
     return;
   }
   if (state.flowId !== null) {
-    if (events.some((event) => state.flowJobIds.has(event.jobId))) refreshFlow();
+    if (events.some((event) => state.flowJobIds.has(event.jobId))) loop.changed = true;
     return;
   }
-  if (state.workersPage) return refreshWorkers();
-  refreshQueues();
-  // The newest page gains new jobs; an older page only sees its rows change state.
-  if (!state.before) return refreshJobs();
+  loop.changed = true;
+  if (state.workersPage || !state.before) return;
   for (const event of events) {
     const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"]`);
     if (!row) continue;
@@ -689,6 +729,22 @@ function onTransitions(events) {
     const job = { id: event.jobId, queue: row.cells[1].textContent, kind: row.cells[2].textContent, state: event.toState };
     if (state.info.actions) row.querySelector('.row-actions').replaceChildren(...rowActions(job));
   }
+}
+
+function startLoop() {
+  const select = $('#refresh-rate');
+  select.value = String(refreshRate());
+  select.addEventListener('change', () => {
+    localStorage.setItem(RATE_KEY, select.value);
+    scheduleTick();
+  });
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') return scheduleTick();
+    // Back in view: what changed meanwhile, at once.
+    loop.changed = true;
+    tick();
+  });
+  scheduleTick();
 }
 
 function connect() {
@@ -709,7 +765,7 @@ function connect() {
   source.addEventListener('deleted', (message) => {
     const { jobId } = JSON.parse(message.data);
     if (state.jobId === jobId) loadJob(jobId);
-    else refreshJobs();
+    else loop.changed = true;
   });
   source.addEventListener('reset', () => refresh());
 }
@@ -798,9 +854,9 @@ async function start() {
   }
   window.addEventListener('hashchange', () => route());
   await route();
+  loop.lastRead = Date.now();
   connect();
-  // Relative times and the queues age even when nothing happens.
-  setInterval(() => (state.jobId !== null ? loadJob(state.jobId) : state.flowId !== null ? loadFlow(state.flowId) : state.workersPage ? loadWorkers() : loadQueues()).catch(() => {}), 15000);
+  startLoop();
 }
 
 start().catch((error) => flash(`cannot reach the inspector: ${error.message}`, 'error'));

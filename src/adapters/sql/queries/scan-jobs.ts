@@ -1,5 +1,6 @@
+import { toJobListing } from '../../job-listing.js';
 import type { JobPage, ScanJobsParams } from '../../store.js';
-import { jobColumns, toDbId, toJobRecord } from '../job-row.js';
+import { listingColumns, toDbId, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
@@ -15,6 +16,7 @@ import type { StatementDefinition } from '../statement.js';
  *   rows down the primary key, filtered. A filter that matches few rows answers a short page
  *   and the window's lowest id, from where the next call goes on, instead of walking a
  *   million rows in one request. The filter columns alone are read for the window.
+ * Only the columns a list shows are read (listingColumns): never a payload or a result.
  * The state filters are literals (not `state = $n` alone) so that the planner can prove each
  * partial index's predicate.
  */
@@ -26,7 +28,7 @@ const FILTERS = (alias: string, queue: string, kind: string, key: string) =>
 export const BY_UNIQUE_KEY = defineStatement(
   'scan_jobs_by_unique_key',
   (s) => `
-select ${jobColumns('j')} from ${s.quoted}.jobs j
+select ${listingColumns('j')} from ${s.quoted}.jobs j
 where j.unique_key = $1 and ($2::text is null or j.queue = $2) and ($3::text is null or j.state = $3)
   and ($4::text is null or j.kind = $4) and ($5::bigint is null or j.id < $5)
 order by j.id desc limit $6
@@ -37,7 +39,7 @@ order by j.id desc limit $6
 export const RUNNING = defineStatement(
   'scan_running_jobs',
   (s) => `
-select ${jobColumns('j')} from ${s.quoted}.jobs j
+select ${listingColumns('j')} from ${s.quoted}.jobs j
 where j.state = 'running' and ${FILTERS('j', '$1', '$2', '$3')} and ($4::bigint is null or j.id < $4)
 order by j.id desc limit $5
 `,
@@ -55,9 +57,9 @@ with recursive queues(queue) as (
     where j.state = $1 and j.state in ('dead', 'skipped', 'cancelled') and j.queue > q.queue)
   from queues q where q.queue is not null and $2::text is null
 )
-select ${jobColumns('j')} from queues q
+select ${listingColumns('j')} from queues q
 cross join lateral (
-  select * from ${s.quoted}.jobs j
+  select j.* from ${s.quoted}.jobs j
   where j.state = $1 and j.state in ('dead', 'skipped', 'cancelled') and j.queue = q.queue
     and ($3::text is null or j.kind = $3) and ($4::text is null or j.unique_key = $4)
     and ($5::bigint is null or j.id < $5)
@@ -82,7 +84,7 @@ hits as (
   where ${FILTERS('w', '$1', '$3', '$4')} and ($2::text is null or w.state = $2)
   order by w.id desc limit $6
 )
-select b.scanned, b.lowest_scanned, ${jobColumns('j')}
+select b.scanned, b.lowest_scanned, ${listingColumns('j')}
 from (select count(*)::int as scanned, min(id)::text as lowest_scanned from win) b
 left join (hits h join ${s.quoted}.jobs j on j.id = h.id) on true
 order by j.id desc
@@ -111,7 +113,7 @@ export async function scanJobs(ctx: SqlContext, params: ScanJobsParams): Promise
   else if (state === 'running') indexed = [RUNNING, [queue, kind, uniqueKey, beforeId, limit]];
   else if (state !== null && UNHAPPY_STATES.has(state)) indexed = [UNHAPPY, [state, queue, kind, uniqueKey, beforeId, limit]];
   if (indexed) {
-    const jobs = (await ctx.run<JobRow>(...indexed)).map(toJobRecord);
+    const jobs = (await ctx.run<JobRow>(...indexed)).map((row) => toJobListing(toJobRecord(row)));
     return { jobs, nextBeforeId: jobs.length === limit ? jobs.at(-1)!.id : null };
   }
 
@@ -119,7 +121,7 @@ export async function scanJobs(ctx: SqlContext, params: ScanJobsParams): Promise
   const rows = await ctx.run<Partial<JobRow> & { scanned: number; lowest_scanned: string | null }>(WINDOW, [
     queue, state, kind, uniqueKey, beforeId, limit, maxScan,
   ]);
-  const jobs = rows.filter((row) => row.id !== null).map((row) => toJobRecord(row as JobRow));
+  const jobs = rows.filter((row) => row.id !== null).map((row) => toJobListing(toJobRecord(row as JobRow)));
   const window = rows[0];
   const nextBeforeId =
     jobs.length === limit ? jobs.at(-1)!.id : window && window.scanned === maxScan ? window.lowest_scanned : null;
