@@ -397,6 +397,10 @@ export interface JobStore {
    *  one). The supervisor calls it on start; the store itself before its first statement. */
   checkSchema?(): Promise<SchemaCheck>;
 
+  /** A store with a schema: creates or upgrades it, safe from many processes at once. Returns
+   *  the migration versions this call applied. */
+  migrate?(): Promise<number[]>;
+
   /** Inserts jobs in one statement; unique keys return the live job instead. */
   enqueueJobs(params: { jobs: readonly EnqueueJob[]; client?: SqlClient }): Promise<EnqueueResult[]>;
 

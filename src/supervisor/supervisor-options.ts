@@ -28,6 +28,10 @@ export interface SupervisorClock extends Clock {
 export interface SupervisorOptions {
   store: JobStore;
   queues: readonly Queue<any>[];
+  /** `start()` migrates the store's schema first (`store.migrate()`: safe from many processes
+   *  at once, one applies and the others wait). Default false: the schema is checked, and one
+   *  that lacks a migration is refused (SchemaVersionError). */
+  migrate?: boolean;
   /** Recurring jobs (defineSchedule): each due tick is enqueued once across every supervisor
    *  running the schedule. Default none. */
   schedules?: readonly Schedule[];
@@ -102,7 +106,7 @@ export type ResolvedOptions = ReturnType<typeof resolveOptions>;
 
 /** Every option's name: another (a typo, a queue's option) is refused, not ignored. */
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof SupervisorOptions>([
-  'store', 'queues', 'schedules', 'gates', 'concurrency', 'workerId', 'logger', 'clock', 'pollIntervalMs', 'reaperIntervalMs',
+  'store', 'queues', 'migrate', 'schedules', 'gates', 'concurrency', 'workerId', 'logger', 'clock', 'pollIntervalMs', 'reaperIntervalMs',
   'errorBackoffMs', 'maxErrorBackoffMs', 'writeRetryMs', 'prefetchWindowMs', 'maxPrefetch', 'onDead', 'alertThrottleMs',
   'progressIntervalMs', 'inspect', 'random',
 ]);
@@ -142,6 +146,9 @@ export function resolveOptions(options: SupervisorOptions) {
       : key === 'graceMs' ? 'is an option of stop(): supervisor.stop({ graceMs })'
       : `is not a supervisor option (they are ${[...OPTION_NAMES].join(', ')})`;
     throw new InvalidOptionError(key, hint);
+  }
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
+    throw new InvalidOptionError('migrate', `must be true or false, got ${describe(options.migrate)}`);
   }
   if (!Array.isArray(options.queues) || options.queues.length === 0) {
     throw new InvalidOptionError('queues', 'must name at least one queue (defineQueue)');

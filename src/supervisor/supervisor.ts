@@ -159,6 +159,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     if (this.started || this.stopPromise) return;
     this.started = true;
     try {
+      if (this.options.migrate) await this.store.migrate?.();
       const newer = (await this.store.checkSchema?.())?.newer ?? [];
       if (newer.length > 0) this.logger.warn({ newer }, 'the schema holds migrations of a newer jobvisor (none breaking): running beside it');
     } catch (error) {

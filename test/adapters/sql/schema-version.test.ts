@@ -112,6 +112,19 @@ describePostgres('the schema version check (Postgres)', (url) => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('a supervisor with migrate: true migrates a fresh schema on start, then runs', async () => {
+    const schema = freshSchema('jv_version');
+    schemas.push(schema);
+    const store = postgresStore({ pool, schema });
+    const supervisor = createSupervisor({ store, queues: [defineQueue('q', { handlers: { k: () => {} } })], migrate: true, logger: silent() });
+    await supervisor.start();
+    expect(await store.checkSchema()).toEqual({ newer: [] });
+    await supervisor.stop();
+    expect(() => createSupervisor({ store, queues: [defineQueue('q', { handlers: { k: () => {} } })], migrate: 'yes' as never })).toThrow(
+      /migrate: must be true or false, got "yes"/,
+    );
+  });
+
   it('checks again after a refusal: a schema migrated meanwhile by another process is used', async () => {
     const schema = freshSchema('jv_version');
     schemas.push(schema);
