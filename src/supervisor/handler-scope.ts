@@ -4,6 +4,10 @@
  * supervisor's own handlers (which must not wait for, nor abort, the job asking) from one
  * asked from outside. One storage for every supervisor of the process; each checks that the
  * attempt it reads is one of its own.
+ *
+ * Its cost: on Node 20 and 22 an enabled AsyncLocalStorage runs a hook for every promise
+ * made (about 70 ns each here); a job makes about 9, so about 1 µs of the hot path's 150 µs
+ * per job (bench/src/hot-path.ts before and after: no difference above the machine's noise).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
