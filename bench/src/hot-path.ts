@@ -37,7 +37,7 @@ function instantStore(count: number) {
           const now = new Date();
           jobs.push({
             id: String(next++), queue, kind: 'noop', payload: null, state: 'running', priority: 0, runAt: epoch,
-            attempt: 1, maxAttempts: 3, uniqueKey: null, workerId, leaseToken: 't', leaseExpiresAt: now,
+            attempt: 1, maxAttempts: 3, uniqueKey: null, workerId, leaseToken: 't', leaseExpiresAt: new Date(now.getTime() + 30_000),
             result: null, error: null, createdAt: epoch, updatedAt: now, finishedAt: null,
             expiresAt: null, cancelRequestedAt: null, progress: null, traceContext: null,
           });

@@ -509,7 +509,9 @@ export interface JobStore {
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates>;
   /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
    *  unique key keeping the older job): answers per entry, in input order, whether it applied.
-   *  A tick is enqueued once however many supervisors try, even after its job is gone. */
+   *  A tick is enqueued once however many supervisors try, even after its job is gone. An
+   *  entry whose `tickAt` is after the store's now does not apply either (`false`): no tick is
+   *  written before its time by the store's clock, whatever the caller's estimate of it. */
   enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]>;
 
   /** Calls `onWake(queue)` when jobs become available, `onWake()` with no queue when any

@@ -16,6 +16,7 @@ import { AttemptSpan } from '../telemetry/tracing.js';
 import type { ClaimedJob, Clock, JobErrorInfo, Logger } from '../types.js';
 import type { ClaimPlanner } from './claim-planner.js';
 import { HandlerJob, type ProgressSink } from './handler-job.js';
+import { currentAttempt, runAsAttempt } from './handler-scope.js';
 import type { ProgressWriter } from './progress-writer.js';
 import type { SupervisorEvent } from './supervisor-machine.js';
 import { startTimer, type TimerClock } from './timer.js';
@@ -96,6 +97,11 @@ export class JobRuntime {
   private slotsFreedPending = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
   private readonly keysFreed = new Set<string>();
+  /** Jobs whose handler called the supervisor's stop(): that stop neither aborts nor waits
+   *  for them (they wait for it), until their actors are final. */
+  private readonly stopCallers = new Set<JobEntry>();
+  /** What `afterStopCallers` waits to call once the last of them is final. */
+  private stopCallersGone: (() => void) | undefined;
 
   constructor(private readonly options: JobRuntimeOptions) {
     for (const name of options.queues.keys()) this.waiting.set(name, []);
@@ -105,6 +111,26 @@ export class JobRuntime {
   /** Job actors not yet final. */
   get size(): number {
     return this.jobs.size;
+  }
+
+  /** Job actors not yet final that a stop waits for: all but those whose handler called it. */
+  get awaitedByStop(): number {
+    return this.jobs.size - this.stopCallers.size;
+  }
+
+  /** Called by stop(): whether the calling code runs in the handler of one of these jobs,
+   *  still running here. If so, that job is marked as the stop's caller. */
+  markStopCaller(): boolean {
+    const entry = currentAttempt() as JobEntry | undefined;
+    if (entry === undefined || this.jobs.get(entry.job.id) !== entry || entry.phase !== 'running') return false;
+    this.stopCallers.add(entry);
+    return true;
+  }
+
+  /** Calls `then` once every job whose handler called stop() has a final actor: at once if none. */
+  afterStopCallers(then: () => void): void {
+    if (this.stopCallers.size === 0) then();
+    else this.stopCallersGone = then;
   }
 
   /** One actor per claimed job: started at once if its queue, the global limit and its gate
@@ -216,8 +242,9 @@ export class JobRuntime {
     return true;
   }
 
+  /** The grace period is over: every job is aborted but those whose handler called stop(). */
   abortAll(): void {
-    for (const { actor } of this.jobs.values()) actor.send({ type: 'job.abort' });
+    for (const entry of this.jobs.values()) if (!this.stopCallers.has(entry)) entry.actor.send({ type: 'job.abort' });
   }
 
   /** Whether this attempt of a job still runs here, under this lease. */
@@ -288,16 +315,18 @@ export class JobRuntime {
     const job = new HandlerJob(claimed, abort, this.reportProgress, this.options.store);
     const entry = this.jobs.get(claimed.id);
     if (entry) entry.startedAt = this.options.clock.now();
+    if (!entry) return handler(job);
     const tracer = this.options.tracer;
-    if (!tracer || !entry) return handler(job);
+    if (!tracer) return runAsAttempt(entry, () => handler(job));
     try {
       entry.span = new AttemptSpan(tracer, claimed);
     } catch (error) {
       // A tracing SDK that throws must not cost the attempt.
       this.options.logger.error({ err: error, jobId: claimed.id }, 'starting the attempt span failed; the job runs without it');
-      return handler(job);
+      return runAsAttempt(entry, () => handler(job));
     }
-    return entry.span.run(() => handler(job));
+    const span = entry.span;
+    return runAsAttempt(entry, () => span.run(() => handler(job)));
   }
 
   /** A handler's `job.progress(…)`: written while its attempt runs here, dropped after. */
@@ -342,6 +371,7 @@ export class JobRuntime {
       }
     }
     this.options.progress.forget(entry.job.id);
+    if (this.stopCallers.delete(entry) && this.stopCallers.size === 0) this.stopCallersGone?.();
     if (entry.job.concurrencyKey !== null) this.keysFreed.add(entry.queue.name);
     this.options.finished({ job: entry.job, state, error: context.error });
     this.notifySlotsFreed();

@@ -90,6 +90,8 @@ export class Scheduler {
       }
     }
     // Due by the store's clock for certain: its time is at least this, so no tick is early.
+    // The store checks it too: a tick after its now does not apply (answered false, as a lost
+    // compare-and-set), and the entry is read again, with the store's time, next check.
     const now = new Date(this.#now().getTime() - this.#uncertainty);
     let behind = false;
     while (this.#heap.length > 0 && this.#heap.peekValue()! <= now.getTime()) {

@@ -29,7 +29,8 @@ export interface SupervisorRuntime {
   /** Claims what the planner asks for and spawns a job actor for each. */
   claim(): Promise<ClaimRound>;
   reap(): Promise<number>;
-  /** Job actors not yet final, plus a claim still in flight. */
+  /** Job actors not yet final, plus a claim still in flight; once stopping, not counting the
+   *  jobs whose handler called stop() (they wait for the stop: the runtime ends them after). */
   busy(): boolean;
   abortAll(): void;
   /** Stopping: jobs claimed ahead and not started are given back, and none starts. */

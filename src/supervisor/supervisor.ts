@@ -28,7 +28,7 @@ import { jobLogLine } from '../telemetry/job-log.js';
 import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
-import { type ClaimRound, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
+import { type ClaimRound, type SupervisorEvent, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
 
 export type { StopOptions, SupervisorClock, SupervisorOptions } from './supervisor-options.js';
 
@@ -46,7 +46,11 @@ export interface Supervisor {
    *  attempts ran. For tests and one-off batches; not while started. */
   drain(): Promise<number>;
   /** Stops claiming, lets running jobs finish within the grace period, then aborts them and
-   *  releases their rows for retry. Idempotent: every call returns the same promise. */
+   *  releases their rows for retry. Idempotent: every call returns the same promise, which
+   *  resolves once every job has ended. Called from inside one of this supervisor's handlers,
+   *  it neither aborts nor waits for that job: it resolves once every other job has ended (as
+   *  the outer promise would), and the outer promise then waits for that handler to return and
+   *  its outcome to be written (docs/supervisor.md). */
   stop(options?: StopOptions): Promise<void>;
   /** Cancels a job: one held here is aborted and ends `cancelled`; a pending or retrying one
    *  is cancelled by the store; one running in another process gets a cancel request, which
@@ -87,6 +91,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private started = false;
   private stopPromise: Promise<void> | undefined;
   private resolveStopped!: () => void;
+  /** What stop() answers a handler of ours: every job but those whose handler called it has ended. */
+  private othersEnded: Promise<void> | undefined;
+  private resolveOthersEnded!: () => void;
   private drainWaiters: Array<() => void> = [];
   private attemptsRun = 0;
   private unsubscribe: Unsubscribe | undefined;
@@ -146,7 +153,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         return writeOutcome(progress ? { ...outcome, lastProgress: progress } : outcome);
       },
       renewerFor: (leaseMs) => this.renewerFor(leaseMs),
-      tell: (event) => this.actor.send(event),
+      tell: (event) => this.tell(event),
       finished: (attempt) => this.attemptFinished(attempt),
       actorOptions: this.actorOptions(),
     });
@@ -170,7 +177,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     if (this.store.capabilities.notifications) {
       try {
         this.unsubscribe = await this.store.subscribe(
-          (queue) => this.actor.send({ type: 'supervisor.wake', ...(queue === undefined ? {} : { queue }) }),
+          (queue) => this.tell({ type: 'supervisor.wake', ...(queue === undefined ? {} : { queue }) }),
           (jobId) => this.jobs.cancelHeld(jobId),
         );
       } catch (error) {
@@ -202,7 +209,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.stopPromise) return this.stopPromise;
+    if (this.stopPromise) return this.stopAsked();
     const graceMs = options.graceMs ?? DEFAULTS.graceMs;
     if (!(Number.isFinite(graceMs) && graceMs >= 0 && graceMs <= MAX_TIMER_MS)) {
       return Promise.reject(new InvalidOptionError('graceMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${graceMs}`));
@@ -210,9 +217,25 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
     });
+    this.othersEnded = new Promise<void>((resolve) => {
+      this.resolveOthersEnded = resolve;
+    });
+    const promise = this.stopAsked();
     this.scheduler?.stop();
     this.actor.send({ type: 'supervisor.stop', graceMs });
-    return this.stopPromise;
+    return promise;
+  }
+
+  /** The promise a stop() call gets once the stop is under way. A handler of ours waiting for
+   *  the whole stop would wait for its own job, which waits for it, until the grace period
+   *  aborted that job and released its finished work for a retry. So its job is marked: the
+   *  stop leaves it out of the grace period's abort and of what the machine waits for (a
+   *  wake-up makes the machine look again), and the handler's call resolves with everyone
+   *  else's end. */
+  private stopAsked(): Promise<void> {
+    if (!this.jobs.markStopCaller()) return this.stopPromise!;
+    this.tell({ type: 'supervisor.slotsFreed' });
+    return this.othersEnded!;
   }
 
   async cancel(jobId: string): Promise<boolean> {
@@ -251,7 +274,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   busy(): boolean {
-    return this.jobs.size > 0 || this.claimsInFlight > 0;
+    return this.jobs.awaitedByStop > 0 || this.claimsInFlight > 0;
   }
 
   async claim(): Promise<ClaimRound> {
@@ -313,7 +336,15 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     for (const resolve of waiters) resolve();
   }
 
+  /** The machine is final: every job it waited for has ended. Handlers that called stop()
+   *  themselves hear it now; the supervisor is stopped once they have returned and their
+   *  outcomes are written (still listening, heartbeating and writing progress until then). */
   stopped(): void {
+    this.resolveOthersEnded?.();
+    this.jobs.afterStopCallers(() => this.closeDown());
+  }
+
+  private closeDown(): void {
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = undefined;
     this.progress.close();
@@ -390,7 +421,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       (value) => {
         if (this.storeDown) {
           this.storeDown = false;
-          this.actor.send({ type: 'supervisor.wake' });
+          this.tell({ type: 'supervisor.wake' });
         }
         return value;
       },
@@ -399,6 +430,11 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         throw error;
       },
     );
+  }
+
+  /** Tells the actor, unless it is final: the jobs of handlers that called stop() end after it. */
+  private tell(event: SupervisorEvent): void {
+    if (this.actor.getSnapshot().status === 'active') this.actor.send(event);
   }
 
   private noteStoreError(error: unknown): void {

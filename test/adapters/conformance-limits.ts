@@ -196,6 +196,8 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
 
     it('advance by compare-and-set with their jobs: a stale previous tick applies and enqueues nothing', async () => {
       await advanceOne(advance('nightly', null, 0));
+      // Every tick below is past by the store's clock.
+      clock().advance(180_000);
       expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
       expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(false);
       expect(await advanceOne(advance('nightly', 0, 120_000, [tickJob(120_000)]))).toBe(false);
@@ -212,8 +214,8 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
 
     it('never enqueue a tick again once it is past, even after its job finished', async () => {
       await advanceOne(advance('nightly', null, 0));
-      expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
       clock().advance(60_000);
+      expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
       const [job] = await store().claimJobs({ workerId: 'w1', leaseMs: LEASE_MS, queues: [{ queue: 'cron', limit: 1 }] });
       await complete(job!);
       expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(false);
@@ -222,6 +224,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
 
     it('answer per entry in input order; a live unique key keeps its job and the tick still counts', async () => {
       await store().enqueueScheduledJobs({ advances: [advance('a', null, 0), advance('b', null, 0)] });
+      clock().advance(60_000);
       const [held] = await enqueue([{ queue: 'cron', kind: 'tick', uniqueKey: 'overlap' }]);
       const overlapping = { ...tickJob(60_000), uniqueKey: 'overlap' };
       expect(
@@ -247,6 +250,27 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       });
     });
 
+    it('never write a tick before its time by the store\'s clock: it does not apply, nothing is enqueued, until the clock reaches it', async () => {
+      await advanceOne(advance('nightly', null, 0));
+      clock().advance(59_999);
+      // The caller thinks it due (a clock ahead of the store's); the store says it is not.
+      expect(
+        await store().enqueueScheduledJobs({
+          advances: [advance('nightly', 0, 60_000, [tickJob(60_000)]), advance('early', null, 60_000), advance('hourly', null, 59_999)],
+        }),
+      ).toEqual([false, false, true]);
+      expect(await store().listJobs({ queue: 'cron' })).toEqual([]);
+      expect(await schedules(['early', 'hourly', 'nightly'])).toEqual([
+        { name: 'hourly', lastTickAt: t(59_999) },
+        { name: 'nightly', lastTickAt: t(0) },
+      ]);
+      clock().advance(1);
+      // At its time to the millisecond, it is written.
+      expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
+      expect((await store().listJobs({ queue: 'cron' })).map((job) => job.uniqueKey)).toEqual(['nightly@60000']);
+      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(60_000) }]);
+    });
+
     it('refuse a call that names a schedule twice', async () => {
       await expect(
         store().enqueueScheduledJobs({ advances: [advance('a', null, 0), advance('a', 0, 5)] }),
@@ -258,6 +282,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       const woken: string[] = [];
       const unsubscribe = await store().subscribe((queue) => woken.push(queue ?? '(any queue)'));
       await advanceOne(advance('nightly', null, 0));
+      clock().advance(60_000);
       await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]));
       await vi.waitFor(() => expect(woken).toEqual(['cron']), { timeout: 5_000, interval: 5 });
       await unsubscribe();

@@ -530,7 +530,8 @@ export class MemoryStore implements JobStore {
     const applied = params.advances.map((advance) => {
       const last = this.#schedules.get(advance.schedule);
       const current = advance.previousTickAt === null ? last === undefined : last?.getTime() === advance.previousTickAt.getTime();
-      if (!current) return false;
+      // A tick after the store's now is never written, whatever the caller thought the time was.
+      if (!current || advance.tickAt.getTime() > now.getTime()) return false;
       this.#schedules.set(advance.schedule, copyDate(advance.tickAt));
       for (const job of advance.jobs) this.#insert(job, now, woken);
       return true;

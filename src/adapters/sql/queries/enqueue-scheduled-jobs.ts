@@ -13,6 +13,9 @@ import { toInput } from './enqueue-jobs.js';
  *   became of its job (unlike a unique key, which frees when the job is done).
  * - `registered`: a first advance (no previous tick) inserts the row; ON CONFLICT DO NOTHING
  *   makes a concurrent second registration apply nothing.
+ * - `advance` drops a tick after the database's now: it does not apply, whatever the caller's
+ *   estimate of that time was (a tick is never written before its time). The caller reads the
+ *   schedule, and the time, again.
  * - Jobs are inserted only for the entries that applied, with enqueue's unique-key rule (a
  *   live holder keeps the key; the tick still counts as enqueued), their history and one
  *   NOTIFY per queue.
@@ -22,6 +25,7 @@ const ENQUEUE_SCHEDULED_JOBS = defineStatement(
   (s) => `
 with advance as (
   select * from jsonb_to_recordset($2::jsonb) as a(i int, name text, previous timestamptz, tick timestamptz)
+  where a.tick <= ${NOW}
 ),
 registered as (
   insert into ${s.quoted}.schedules (name, last_tick_at, updated_at)
