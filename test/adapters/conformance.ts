@@ -48,6 +48,7 @@ import { describeRescueConformance } from './conformance-rescue.js';
 import { describeQueueConformance } from './conformance-queues.js';
 import { describeFlowConformance } from './conformance-flows.js';
 import { describeDurableConformance } from './conformance-durable.js';
+import { describeKeysConformance } from './conformance-keys.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -103,6 +104,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeQueueConformance(() => ({ store, clock }));
     describeFlowConformance(() => ({ store, clock }), factory);
     describeDurableConformance(() => ({ store, clock }), factory);
+    describeKeysConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));
   });
