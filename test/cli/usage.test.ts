@@ -102,14 +102,24 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     const cases: Array<[string[], RegExp]> = [
       [['enqueue', 'q', 'k', '--run-at', 'tomorrow'], /option '--run-at <time>' argument 'tomorrow' is invalid/],
       [['enqueue', 'q', 'k', '--priority', '1.5'], /option '--priority <n>' argument '1.5' is invalid\. expected an integer/],
-      [['enqueue', 'q', 'k', '--on-conflict', 'merge'], /option '--on-conflict <mode>' argument 'merge' is invalid\. expected return, replace or replace-running/],
-      [['enqueue', 'q', 'k', '--debounce', 'd'], /^jobvisor: --debounce needs --debounce-delay <duration>/],
-      [['enqueue', 'q', 'k', '--debounce-delay', '5s'], /^jobvisor: --debounce-delay and --debounce-max-wait need --debounce <key>/],
-      [['enqueue', 'q', 'k', '--debounce', 'd', '--debounce-delay', '5s', '--run-at', '1m'], /^jobvisor: runIn: cannot be given with debounce/],
       [['jobs', '--state', 'done'], /Allowed choices are pending, running, retrying, completed, dead, skipped, cancelled/],
       [['prune', '--dead-older-than', 'a while'], /expected a duration such as/],
       [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
       [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, line } = await fails([...args, ...NOWHERE]);
+      expect(code, args.join(' ')).toBe(2);
+      expect(line).toMatch(message);
+    }
+  });
+
+  it('enqueue: a bad --on-conflict, --debounce without its delay or with --run-at, refused before connecting', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['enqueue', 'q', 'k', '--on-conflict', 'merge'], /option '--on-conflict <mode>' argument 'merge' is invalid\. expected return, replace or replace-running/],
+      [['enqueue', 'q', 'k', '--debounce', 'd'], /^jobvisor: --debounce needs --debounce-delay <duration>/],
+      [['enqueue', 'q', 'k', '--debounce-delay', '5s'], /^jobvisor: --debounce-delay and --debounce-max-wait need --debounce <key>/],
+      [['enqueue', 'q', 'k', '--debounce', 'd', '--debounce-delay', '5s', '--run-at', '1m'], /^jobvisor: runIn: cannot be given with debounce/],
     ];
     for (const [args, message] of cases) {
       const { code, line } = await fails([...args, ...NOWHERE]);
