@@ -91,6 +91,14 @@ function describeSqlEnqueue(open: () => Database): void {
       .rejects.toThrow(/debounce_max_wait must be at least/);
   });
 
+  it('ranks a job for a fair queue with tenant (migration 0020): the fair claim takes tenants round-robin', async () => {
+    for (const n of [1, 2, 3]) await enqueue(`'reports', 'render', $1::jsonb, tenant => 'big'`, [JSON.stringify({ t: 'big', n })]);
+    await enqueue(`'reports', 'render', '{"t": "small"}', tenant => 'small', tenant_weight => 1`);
+    const claimed = await db.store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'reports', limit: 2, fairShare: true }] });
+    expect(claimed.map((job) => (job.payload as { t: string }).t)).toEqual(['big', 'small']);
+    await expect(enqueue(`'reports', 'render', tenant => 'x', tenant_weight => 0`)).rejects.toThrow(/tenant_weight must be above 0/);
+  });
+
   it('takes every option by name, as enqueue does', async () => {
     const { job_id } = await enqueue(
       `'emails', 'digest', payload => '[1, 2]', run_at => $1, priority => -5, unique_key => 'digest:12', max_attempts => 7,
