@@ -1,4 +1,4 @@
-import type { EnqueueJob, EnqueueResult, FlowDependency, JobStore, OnDependencyFailure, RateLimit, SqlClient } from './adapters/store.js';
+import type { EnqueueJob, EnqueueResult, FlowDependency, JobStore, OnConflict, Debounce, OnDependencyFailure, RateLimit, SqlClient } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
 import type { ContinueAfter } from './flows/continue-after.js';
 import { assertJobId, assertPolicy } from './flows/flow-checks.js';
@@ -11,6 +11,7 @@ import {
   MAX_TIMER_MS,
   assertEnqueueJob,
   assertJsonPayload,
+  assertKey,
   assertMaxAttempts,
   assertName,
   assertPositiveInt,
@@ -92,6 +93,10 @@ export interface QueueOptions<H extends HandlerMap> {
   /** At most `max` jobs of this queue start in any `intervalMs`, across every worker.
    *  Default none. */
   rateLimit?: RateLimit;
+  /** Claim round-robin across the jobs' `tenant`s, so that one tenant's backlog never starves
+   *  another's (docs/queues-and-handlers.md#fair-share). `{ weights }`: jobs per round for the
+   *  tenants named (default 1 each). Default false. */
+  fairShare?: boolean | { weights?: Readonly<Record<string, number>> };
 }
 
 export interface EnqueueOptions {
@@ -104,8 +109,22 @@ export interface EnqueueOptions {
   runIn?: number;
   /** Overrides the queue's maxAttempts for this job. */
   maxAttempts?: number;
-  /** While a job with this key is pending, retrying or running in this queue, return it instead. */
+  /** While a job with this key is pending, retrying, running or sleeping in this queue,
+   *  return it instead (or replace it: `onConflict`). */
   uniqueKey?: string;
+  /** With `uniqueKey`, what a live holder of the key gets: `return` (default) it is returned
+   *  as it is; `replace` a pending or retrying one takes this job's kind, payload, times and
+   *  options in place (a running or sleeping one is returned); `replaceRunning` as `replace`,
+   *  and a running or sleeping one is cancelled (its result never lands) and this job queued. */
+  onConflict?: OnConflict;
+  /** One job per burst of enqueues with `key`: it runs `delayMs` after the last one, or
+   *  `maxWaitMs` after the first, with the last one's payload (docs/enqueueing.md). Not with
+   *  `uniqueKey`, `runAt`, `runIn`, nor in flows. */
+  debounce?: Debounce;
+  /** On a queue defined with `fairShare`: whose job this is (e.g. a customer id). Claims go
+   *  round-robin across tenants; a job without one is the default tenant's. Refused on
+   *  another queue. */
+  tenant?: string;
   /** Jobs of this queue sharing this key run at most `perKeyConcurrency` at once, across
    *  every worker (e.g. a customer id). */
   concurrencyKey?: string;
@@ -142,6 +161,8 @@ export interface ResolvedQueueSettings {
   maxPayloadBytes: number;
   perKeyConcurrency: number;
   rateLimit: RateLimit | undefined;
+  /** null: not a fair queue; else each tenant's weight (1 if not named). */
+  fairShare: { weights: ReadonlyMap<string, number> } | null;
 }
 
 export interface Queue<H extends HandlerMap = HandlerMap> {
@@ -168,7 +189,7 @@ export interface Queue<H extends HandlerMap = HandlerMap> {
 /** Every option's name: another (a typo, a supervisor's option) is refused, not ignored. */
 const QUEUE_OPTION_NAMES: ReadonlySet<string> = new Set<keyof QueueOptions<HandlerMap>>([
   'handlers', 'concurrency', 'gate', 'maxAttempts', 'leaseMs', 'heartbeatMs', 'deadlineMs', 'backoff', 'alertKey', 'maxPayloadBytes',
-  'perKeyConcurrency', 'rateLimit',
+  'perKeyConcurrency', 'rateLimit', 'fairShare',
 ]);
 
 export function defineQueue<H extends HandlerMap>(name: string, options: QueueOptions<H>): Queue<H> {
@@ -260,7 +281,7 @@ export function buildEnqueueJob(
   kind: string,
   payload: unknown,
   options: Omit<EnqueueOptions, 'client'>,
-  settings: Pick<ResolvedQueueSettings, 'maxAttempts' | 'maxPayloadBytes'> = {
+  settings: Pick<ResolvedQueueSettings, 'maxAttempts' | 'maxPayloadBytes'> & Partial<Pick<ResolvedQueueSettings, 'fairShare'>> = {
     maxAttempts: DEFAULTS.maxAttempts,
     maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
   },
@@ -279,9 +300,21 @@ export function buildEnqueueJob(
     concurrencyKey: options.concurrencyKey === undefined ? null : options.concurrencyKey,
     ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
     ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
+    ...(options.onConflict !== undefined ? { onConflict: options.onConflict } : {}),
+    ...(options.debounce !== undefined ? { debounce: options.debounce } : {}),
+    ...fairShareOf(queue, options.tenant, settings.fairShare ?? null),
   };
   assertEnqueueJob(job);
   return job;
+}
+
+/** A job's place on a fair queue: its tenant and that tenant's weight. */
+function fairShareOf(queue: string, tenant: string | undefined, fairShare: ResolvedQueueSettings['fairShare']): Pick<EnqueueJob, 'fairShare'> {
+  if (fairShare === null) {
+    if (tenant !== undefined) throw new InvalidOptionError('tenant', `queue "${queue}" is not defined with fairShare: a tenant would change nothing`);
+    return {};
+  }
+  return { fairShare: { tenant: tenant ?? null, weight: (tenant === undefined ? undefined : fairShare.weights.get(tenant)) ?? 1 } };
 }
 
 export const DEFAULTS = {
@@ -321,6 +354,7 @@ function resolveQueueSettings(
     assertInt32(at('rateLimit.max'), options.rateLimit.max);
     assertPositiveInt(at('rateLimit.intervalMs'), options.rateLimit.intervalMs);
   }
+  const fairShare = resolveFairShare(at('fairShare'), options.fairShare);
   if (options.backoff !== undefined && typeof options.backoff !== 'function') {
     throw new InvalidOptionError(at('backoff'), 'must be a function (attempt) => milliseconds');
   }
@@ -336,7 +370,31 @@ function resolveQueueSettings(
     maxPayloadBytes,
     perKeyConcurrency,
     rateLimit: options.rateLimit && { max: options.rateLimit.max, intervalMs: options.rateLimit.intervalMs },
+    fairShare,
   };
+}
+
+/** Most jobs per round a tenant's weight may give. */
+const MAX_TENANT_WEIGHT = 1_000;
+
+function resolveFairShare(what: string, option: QueueOptions<HandlerMap>['fairShare']): ResolvedQueueSettings['fairShare'] {
+  if (option === undefined || option === false) return null;
+  if (option === true) return { weights: new Map() };
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+    throw new InvalidOptionError(what, `must be true, false or { weights }, got ${String(option)}`);
+  }
+  for (const key of Object.keys(option)) {
+    if (key !== 'weights') throw new InvalidOptionError(`${what}.${key}`, 'is not a fairShare option (it has weights)');
+  }
+  const weights = new Map<string, number>();
+  for (const [tenant, weight] of Object.entries(option.weights ?? {})) {
+    assertKey(`${what}.weights key`, tenant);
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0 || weight > MAX_TENANT_WEIGHT) {
+      throw new InvalidOptionError(`${what}.weights["${tenant}"]`, `must be a number above 0 and at most ${MAX_TENANT_WEIGHT} (jobs per round), got ${String(weight)}`);
+    }
+    weights.set(tenant, weight);
+  }
+  return { weights };
 }
 
 /** A count the store keeps in an `integer` column: 1 to 2^31 - 1. */

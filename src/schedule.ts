@@ -68,6 +68,12 @@ export function defineSchedule<H extends HandlerMap, K extends keyof H & string>
   // Validates the kind, payload and options now, not at the first tick.
   assertHandledKind(queue.name, queue.handlers, kind);
   const template = buildEnqueueJob(queue.name, kind, payload, { ...enqueueOptions, uniqueKey: uniqueKey ?? name }, queue.settings);
+  // The tick's statement ranks no job, and a fair queue's workers claim ranked jobs only.
+  if (template.fairShare) throw new InvalidOptionError(at('queue'), `"${queue.name}" is defined with fairShare, which schedules do not enqueue to yet`);
+  if (template.onConflict !== undefined && template.onConflict !== 'return') {
+    throw new InvalidOptionError(at('options.onConflict'), 'is not taken by a schedule: a tick whose job is still live is skipped');
+  }
+  if (template.debounce) throw new InvalidOptionError(at('options.debounce'), 'is not taken by a schedule: each tick is one job already');
   return {
     name,
     catchUp,

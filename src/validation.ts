@@ -250,6 +250,14 @@ export function assertEnqueueJob(job: EnqueueJob): void {
   }
   if (job.uniqueKey !== undefined && job.uniqueKey !== null) assertKey('uniqueKey', job.uniqueKey);
   if (job.concurrencyKey !== undefined && job.concurrencyKey !== null) assertKey('concurrencyKey', job.concurrencyKey);
+  assertKeyedOptions(job);
+  if (job.fairShare !== undefined && job.fairShare !== null) {
+    if (job.fairShare.tenant !== null) assertKey('tenant', job.fairShare.tenant);
+    const { weight } = job.fairShare;
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0 || weight > 1_000) {
+      throw new InvalidOptionError('fairShare.weight', `must be a number above 0 and at most 1000 (jobs per round), got ${String(weight)}`);
+    }
+  }
   if (job.expiresIn !== undefined) {
     if (job.expiresAt !== undefined && job.expiresAt !== null) throw new InvalidOptionError('expiresIn', 'give expiresAt or expiresIn, not both');
     assertRelativeMs('expiresIn', job.expiresIn, 1);
@@ -262,6 +270,47 @@ export function assertEnqueueJob(job: EnqueueJob): void {
   }
 }
 
+const ON_CONFLICT: ReadonlySet<unknown> = new Set(['return', 'replace', 'replaceRunning']);
+
+/** `onConflict` and `debounce`, each on its own and against the options they exclude. */
+function assertKeyedOptions(job: EnqueueJob): void {
+  if (job.onConflict !== undefined) {
+    if (!ON_CONFLICT.has(job.onConflict)) {
+      throw new InvalidOptionError('onConflict', `must be "return", "replace" or "replaceRunning", got ${JSON.stringify(job.onConflict) ?? String(job.onConflict)}`);
+    }
+    if (job.onConflict !== 'return' && (job.uniqueKey === undefined || job.uniqueKey === null)) {
+      throw new InvalidOptionError('onConflict', `"${job.onConflict}" needs a uniqueKey: it is what the new job and the live one share`);
+    }
+  }
+  const debounce = job.debounce;
+  if (debounce === undefined || debounce === null) return;
+  if (typeof debounce !== 'object' || Array.isArray(debounce)) {
+    throw new InvalidOptionError('debounce', `must be { key, delayMs, maxWaitMs? }, got ${String(debounce)}`);
+  }
+  for (const option of Object.keys(debounce)) {
+    if (option !== 'key' && option !== 'delayMs' && option !== 'maxWaitMs') {
+      throw new InvalidOptionError(`debounce.${option}`, 'is not a debounce option (they are key, delayMs, maxWaitMs)');
+    }
+  }
+  assertKey('debounce.key', debounce.key);
+  assertRelativeMs('debounce.delayMs', debounce.delayMs, 0);
+  if (debounce.maxWaitMs !== undefined) {
+    assertRelativeMs('debounce.maxWaitMs', debounce.maxWaitMs, 0);
+    if (debounce.maxWaitMs < debounce.delayMs) {
+      throw new InvalidOptionError('debounce.maxWaitMs', `must be at least delayMs (${debounce.delayMs}), got ${debounce.maxWaitMs}`);
+    }
+  }
+  // The burst decides when the job runs, and one job stands for the burst.
+  for (const option of ['uniqueKey', 'runAt', 'runIn'] as const) {
+    if (job[option] !== undefined && job[option] !== null) {
+      throw new InvalidOptionError(option, 'cannot be given with debounce: the burst sets when its one job runs');
+    }
+  }
+  if (job.onConflict !== undefined && job.onConflict !== 'return') {
+    throw new InvalidOptionError('onConflict', 'cannot be given with debounce: a burst always rewrites its one job');
+  }
+}
+
 /** Flows and the children a handler adds take `runAt` and `expiresAt` only: the statements
  *  that write them resolve no time from the store's clock. */
 export function assertAbsoluteTimes(where: string, job: EnqueueJob): void {
@@ -269,6 +318,14 @@ export function assertAbsoluteTimes(where: string, job: EnqueueJob): void {
     if (job[option] !== undefined) {
       throw new InvalidOptionError(option, `is not taken ${where}: only enqueue and enqueueMany resolve a time from the store's clock; give ${option === 'runIn' ? 'runAt' : 'expiresAt'}`);
     }
+  }
+  // Nor what only the keyed enqueue statement does (a flow's jobs are all new, and unranked).
+  if (job.fairShare !== undefined && job.fairShare !== null) {
+    throw new InvalidOptionError('queue', `"${job.queue}" is defined with fairShare, which jobs ${where} cannot go to yet: enqueue them one by one`);
+  }
+  if (job.debounce !== undefined && job.debounce !== null) throw new InvalidOptionError('debounce', `is not taken ${where}: only enqueue and enqueueMany debounce`);
+  if (job.onConflict !== undefined && job.onConflict !== 'return') {
+    throw new InvalidOptionError('onConflict', `is not taken ${where}: only enqueue and enqueueMany replace a live job`);
   }
 }
 

@@ -42,6 +42,38 @@ export interface EnqueueJob {
   /** Jobs of this queue with this key run at most the claim's `perKeyLimit` at once, across
    *  every worker. */
   concurrencyKey?: string | null;
+  /** What happens when a live job holds `uniqueKey`: `return` it (the default); `replace` a
+   *  pending or retrying holder's kind, payload, priority, times, attempts and concurrency key
+   *  in place (a running or sleeping holder is returned as it is); `replaceRunning`: as
+   *  `replace`, and a running or sleeping holder is cancelled at once (its lease is gone, so
+   *  nothing its attempt writes lands; its worker is told to abort) and this job is queued. */
+  onConflict?: OnConflict;
+  /** One job per burst of enqueues with this key (docs/enqueueing.md): while a job of the
+   *  queue with the key waits for its first attempt, an enqueue rewrites it (kind, payload,
+   *  priority, attempts, keys) and moves it to `delayMs` from now, but never past `maxWaitMs`
+   *  after the burst's first enqueue. Not with `uniqueKey`, `runAt` or `runIn`. */
+  debounce?: Debounce | null;
+  /** On a queue defined with `fairShare`: the job's tenant (null: the queue's default tenant)
+   *  and its weight. The job is ranked after its tenant's previous one by 1 / weight, and never
+   *  before the queue's earliest unclaimed rank, so that claims in rank order go round-robin
+   *  across tenants (weight 2: two jobs a round). */
+  fairShare?: FairShareJob | null;
+}
+
+export interface FairShareJob {
+  tenant: string | null;
+  /** Jobs per round, > 0; default 1. */
+  weight: number;
+}
+
+export type OnConflict = 'return' | 'replace' | 'replaceRunning';
+
+export interface Debounce {
+  key: string;
+  /** The job runs this long after the burst's last enqueue, by the store's clock. */
+  delayMs: number;
+  /** ...or this long after its first, whichever comes first. Default: no bound. */
+  maxWaitMs?: number;
 }
 
 /** What a job does when a job it waits for ends dead, cancelled or skipped: `cancel` (the
@@ -92,8 +124,12 @@ export interface FlowRecord {
 
 export interface EnqueueResult {
   job: JobRecord;
-  /** false when a live job with the same unique key was returned instead. */
+  /** false when a live job with the same unique key was returned (or rewritten: `replaced`)
+   *  instead, or a debounced job of the burst was rewritten. */
   created: boolean;
+  /** true when this enqueue replaced a live holder of the unique key (`onConflict`): rewrote
+   *  it (`created` false) or cancelled its attempt and queued this job (`created` true). */
+  replaced?: boolean;
 }
 
 export interface ClaimParams {
@@ -111,6 +147,10 @@ export interface ClaimQueue {
   perKeyLimit?: number;
   /** At most `max` claims of this queue in any `intervalMs`, counting every worker's. */
   rateLimit?: RateLimit;
+  /** The queue is defined with `fairShare`: its jobs are claimed in the order of their fair
+   *  ranks (EnqueueJob's `fairShare`), round-robin across tenants; jobs without one are not
+   *  claimed. */
+  fairShare?: boolean;
 }
 
 export interface RateLimit {

@@ -2,6 +2,7 @@
  *  commander reports as one line naming the option, and the CLI exits with the usage code. */
 import { InvalidArgumentError } from 'commander';
 import { sqlSchema } from '../adapters/sql/sql-schema.js';
+import type { OnConflict } from '../adapters/store.js';
 import { JobvisorError } from '../errors.js';
 import { assertName, assertPoolSize } from '../validation.js';
 
@@ -24,6 +25,14 @@ export function parseRunAt(text: string): { runAt: Date } | { runIn: number } {
     throw new InvalidArgumentError('expected an ISO 8601 time (2026-06-01T09:00:00Z) or a duration from now (10m).');
   }
   return { runAt: date };
+}
+
+/** `--on-conflict`: the library's onConflict, in the CLI's kebab-case. */
+export function parseOnConflict(text: string): OnConflict {
+  const modes: Record<string, OnConflict> = { return: 'return', replace: 'replace', 'replace-running': 'replaceRunning' };
+  const mode = modes[text];
+  if (mode === undefined) throw new InvalidArgumentError('expected return, replace or replace-running.');
+  return mode;
 }
 
 export function parseInteger(text: string): number {

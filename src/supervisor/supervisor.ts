@@ -283,8 +283,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     // One store call per distinct lease length (almost always one call in all).
     const byLease = new Map<number, ClaimQueue[]>();
     for (const r of requests) {
-      const { perKeyConcurrency, rateLimit } = this.queues.get(r.queue)!.settings;
-      const entry = { queue: r.queue, limit: r.limit, perKeyLimit: perKeyConcurrency, ...(rateLimit ? { rateLimit } : {}) };
+      const { perKeyConcurrency, rateLimit, fairShare } = this.queues.get(r.queue)!.settings;
+      const entry = {
+        queue: r.queue,
+        limit: r.limit,
+        perKeyLimit: perKeyConcurrency,
+        ...(rateLimit ? { rateLimit } : {}),
+        ...(fairShare ? { fairShare: true } : {}),
+      };
       byLease.set(r.leaseMs, [...(byLease.get(r.leaseMs) ?? []), entry]);
     }
     this.claimsInFlight += 1;

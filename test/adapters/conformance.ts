@@ -49,6 +49,7 @@ import { describeQueueConformance } from './conformance-queues.js';
 import { describeFlowConformance } from './conformance-flows.js';
 import { describeDurableConformance } from './conformance-durable.js';
 import { describeDurableInterplayConformance } from './conformance-durable-interplay.js';
+import { describeKeysConformance } from './conformance-keys.js';
 
 /** A clock that only moves when told to. */
 export interface TestClock extends Clock {
@@ -105,6 +106,7 @@ export function describeStoreConformance(name: string, factory: StoreConformance
     describeFlowConformance(() => ({ store, clock }), factory);
     describeDurableConformance(() => ({ store, clock }), factory);
     describeDurableInterplayConformance(() => ({ store, clock }));
+    describeKeysConformance(() => ({ store, clock }), factory);
 
     describeSubscribeConformance(() => ({ store, clock }));
   });

@@ -140,6 +140,18 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(Date.parse(later.job.runAt) - Date.parse(later.job.createdAt)).toBe(7_200_000);
     });
 
+    it('enqueue replaces by unique key (--on-conflict) and debounces (--debounce)', async () => {
+      const first = await cliJson(['enqueue', 'emails', 'report', '{"n":1}', '--unique-key', 'report:1', ...db]);
+      const replaced = await cli(['enqueue', 'emails', 'report', '{"n":2}', '--unique-key', 'report:1', '--on-conflict', 'replace', ...db]);
+      expect(replaced.stdout).toMatch(new RegExp(`^job ${first.job.id} \\(pending\\) held unique key "report:1" in emails: replaced its payload, due `));
+      expect((await store.getJob({ id: first.job.id }))?.payload).toEqual({ n: 2 });
+      const burst = await cliJson(['enqueue', 'emails', 'report', '{"n":3}', '--debounce', 'r', '--debounce-delay', '1h', '--debounce-max-wait', '2h', ...db]);
+      const again = await cliJson(['enqueue', 'emails', 'report', '{"n":4}', '--debounce', 'r', '--debounce-delay', '1h', ...db]);
+      expect(again).toMatchObject({ created: false, job: { id: burst.job.id, payload: { n: 4 } } });
+      expect(Date.parse(again.job.runAt) - Date.parse(again.job.updatedAt)).toBe(3_600_000);
+      for (const id of [first.job.id, burst.job.id]) await store.deleteJob({ id });
+    });
+
     it('enqueue takes a payload too long for the command line from a file or stdin', async () => {
       // Linux refuses one argument over 128 KiB (E2BIG: "Argument list too long").
       const text = JSON.stringify({ body: 'x'.repeat(200_000) });

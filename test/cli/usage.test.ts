@@ -115,6 +115,20 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     }
   });
 
+  it('enqueue: a bad --on-conflict, --debounce without its delay or with --run-at, refused before connecting', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['enqueue', 'q', 'k', '--on-conflict', 'merge'], /option '--on-conflict <mode>' argument 'merge' is invalid\. expected return, replace or replace-running/],
+      [['enqueue', 'q', 'k', '--debounce', 'd'], /^jobvisor: --debounce needs --debounce-delay <duration>/],
+      [['enqueue', 'q', 'k', '--debounce-delay', '5s'], /^jobvisor: --debounce-delay and --debounce-max-wait need --debounce <key>/],
+      [['enqueue', 'q', 'k', '--debounce', 'd', '--debounce-delay', '5s', '--run-at', '1m'], /^jobvisor: runIn: cannot be given with debounce/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, line } = await fails([...args, ...NOWHERE]);
+      expect(code, args.join(' ')).toBe(2);
+      expect(line).toMatch(message);
+    }
+  });
+
   it('signal: a bad job id, name or payload, refused before connecting', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['signal', 'abc', 'shipped'], /value 'abc' is invalid for argument 'id'\. expected a job id/],

@@ -80,6 +80,11 @@ const BAD_QUEUE_OPTIONS: Array<[Partial<QueueOptions<typeof handlers>>, string]>
   [{ rateLimit: 5 as never }, 'queue "q" rateLimit'],
   [{ rateLimit: { max: 0, intervalMs: 1_000 } }, 'queue "q" rateLimit.max'],
   [{ rateLimit: { max: 1, intervalMs: 0 } }, 'queue "q" rateLimit.intervalMs'],
+  [{ fairShare: 'yes' as never }, 'queue "q" fairShare'],
+  [{ fairShare: { weight: 2 } as never }, 'queue "q" fairShare.weight'],
+  [{ fairShare: { weights: { a: 0 } } }, 'queue "q" fairShare.weights["a"]'],
+  [{ fairShare: { weights: { a: 1_001 } } }, 'queue "q" fairShare.weights["a"]'],
+  [{ fairShare: { weights: { '': 1 } } }, 'queue "q" fairShare.weights key'],
   // Not a queue option: a typo, or the supervisor's, is refused rather than ignored.
   [{ deadline: 300 } as never, 'queue "q" deadline'],
   [{ onDead: () => {} } as never, 'queue "q" onDead'],
@@ -250,6 +255,14 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
       [{ expiresIn: 0 }, 'expiresIn'],
       [{ expiresIn: Infinity }, 'expiresIn'],
       [{ expiresIn: 60_000, expiresAt: new Date(Date.now() + 60_000) }, 'expiresIn'],
+      // Keys that decide what the enqueue does with the jobs already there (docs/enqueueing.md).
+      [{ onConflict: 'replace' }, 'onConflict'],
+      [{ uniqueKey: 'u', onConflict: 'upsert' }, 'onConflict'],
+      [{ debounce: { key: 'd' } }, 'debounce.delayMs'],
+      [{ debounce: { key: 'd', delayMs: 5, extend: true } }, 'debounce.extend'],
+      [{ debounce: { key: 'd', delayMs: 5 }, runAt: new Date() }, 'runAt'],
+      // A tenant on a queue without fairShare would change nothing.
+      [{ tenant: 'acme' }, 'tenant'],
     ];
     for (const [options, option] of cases) {
       await expect(queue.enqueue(store, 'send', {} as never, options)).rejects.toMatchObject({ code: 'invalid_option', option });
@@ -268,6 +281,8 @@ function refusesBadInput(open: () => Promise<JobStore>): void {
     ] as const) {
       await expect(store.enqueueJobs({ jobs: [job] })).rejects.toMatchObject({ code: 'invalid_option', option });
     }
+    const fair = defineQueue('fair', { handlers, fairShare: true });
+    await expect(fair.enqueue(store, 'send', {} as never, { tenant: 't'.repeat(1_001) })).rejects.toMatchObject({ code: 'invalid_option', option: 'tenant' });
     await expect(queue.enqueue(store, 'send', {} as never, { concurrencyKey: 'c'.repeat(2_700) })).rejects.toThrow(
       'concurrencyKey: is 2700 bytes of UTF-8, over the limit of 1000 (the store indexes it)',
     );

@@ -76,6 +76,8 @@ export interface MemoryStoreOptions {
 
 /** States in which a unique key is taken (the SQL stores' partial unique index). */
 const LIVE_STATES: readonly JobState[] = ['pending', 'retrying', 'running', 'sleeping'];
+/** States a claim takes a due job from. */
+const CLAIMABLE: readonly JobState[] = ['pending', 'retrying', 'sleeping'];
 /** What retryJob revives. */
 const RETRYABLE: readonly JobState[] = ['dead', 'cancelled', 'skipped'];
 const DEFAULT_LIST_LIMIT = 50;
@@ -111,6 +113,15 @@ export class MemoryStore implements JobStore {
   readonly #starts = new Map<string, number[]>();
   /** Per job, the signals no wait has taken yet, oldest first (docs/durable-jobs.md). */
   readonly #mailboxes = new Map<string, Array<{ name: string; payload: unknown }>>();
+  /** Per debounced job, its key and the burst's bound (migration 0019's columns). */
+  readonly #debounced = new Map<string, { key: string; until: number | null }>();
+  /** `queue \0 debounceKey` → id of the job of the key's current burst, if it is still one
+   *  (`#burstHolder`). */
+  readonly #bursts = new Map<string, string>();
+  /** Per job of a fair queue, its tenant and rank (migration 0020's columns). */
+  readonly #fair = new Map<string, { tenant: string | null; rank: number }>();
+  /** `queue \0 tenant` ('' for the default tenant) → the last rank handed out. */
+  readonly #tenantRanks = new Map<string, number>();
   /** Flows: what waits for what (src/flows). */
   readonly #graph = new MemoryFlowGraph();
   #nextId = 1;
@@ -127,8 +138,12 @@ export class MemoryStore implements JobStore {
       throw new InvalidOptionError('client', 'the memory store cannot join a SQL transaction (capabilities.transactionalEnqueue is false)');
     }
     const now = this.#now();
-    // Every job's times by this store's clock, all checked before any job is written.
-    const jobs = params.jobs.map((input) => ({ ...input, ...resolveJobTimes(input, now) }));
+    // Every job's times by this store's clock, all checked before any job is written. A
+    // debounced job is due delayMs from now.
+    const jobs = params.jobs.map((input) => ({
+      ...input,
+      ...resolveJobTimes(input.debounce ? { ...input, runIn: input.debounce.delayMs } : input, now),
+    }));
     const woken = new Set<string>();
     const results = jobs.map((input) => this.#insert(input, now, woken));
     this.#wake(woken);
@@ -146,15 +161,18 @@ export class MemoryStore implements JobStore {
       const running = this.#runningByKey(entry.queue);
       // As the SQL claim: the first `limit` due jobs whose key is below its limit, then no
       // more of each key than its free slots.
+      // A fair queue: its ranked jobs only, in rank order (the SQL stores' fair claim).
+      const fair = entry.fairShare === true;
       const candidates = [...this.#jobs.values()]
         .filter(
           (job) =>
             job.queue === entry.queue &&
             (job.state === 'pending' || job.state === 'retrying' || job.state === 'sleeping') &&
             job.runAt.getTime() <= now.getTime() &&
+            (!fair || this.#fair.has(job.id)) &&
             (job.concurrencyKey === null || (running.get(job.concurrencyKey) ?? 0) < keyLimit),
         )
-        .sort(claimOrder)
+        .sort(fair ? (a, b) => this.#fair.get(a.id)!.rank - this.#fair.get(b.id)!.rank || claimOrder(a, b) : claimOrder)
         .slice(0, limit);
       for (const job of candidates) {
         if (job.concurrencyKey !== null) {
@@ -727,10 +745,35 @@ export class MemoryStore implements JobStore {
     flow?: { state: 'pending' | 'waiting'; flowId: string; node: string },
   ): EnqueueResult {
     const uniqueKey = input.uniqueKey ?? null;
-    if (uniqueKey !== null) {
+    const debounce = input.debounce ?? null;
+    // As next_fair_rank: taken first, whatever the enqueue then does.
+    const fair = input.fairShare ? { tenant: input.fairShare.tenant, rank: this.#nextFairRank(input.queue, input.fairShare) } : null;
+    let replaced = false;
+    if (debounce !== null) {
+      const holder = this.#burstHolder(input.queue, debounce.key);
+      if (holder) {
+        const until = this.#debounced.get(holder.id)!.until;
+        const runAt = input.runAt!.getTime();
+        this.#rewrite(holder, { ...input, runAt: new Date(until === null ? runAt : Math.min(runAt, until)) }, now);
+        woken.add(holder.queue);
+        return { job: copyJob(holder), created: false };
+      }
+    } else if (uniqueKey !== null) {
       const existingId = this.#liveKeys.get(keyOf(input.queue, uniqueKey));
       const existing = existingId === undefined ? undefined : this.#jobs.get(existingId);
-      if (existing) return { job: copyJob(existing), created: false };
+      const mode = input.onConflict ?? 'return';
+      if (existing) {
+        const busy = existing.state === 'running' || existing.state === 'sleeping';
+        if (mode === 'return' || (mode === 'replace' && busy)) return { job: copyJob(existing), created: false };
+        if (!busy) {
+          // Attempts spent stay spent; at least one is left.
+          this.#rewrite(existing, { ...input, maxAttempts: Math.max(input.maxAttempts, existing.attempt + 1) }, now);
+          woken.add(existing.queue);
+          return { job: copyJob(existing), created: false, replaced: true };
+        }
+        this.#cancelReplaced(existing, now);
+        replaced = true;
+      }
     }
     const job: JobRecord = {
       id: String(this.#nextId++),
@@ -764,9 +807,79 @@ export class MemoryStore implements JobStore {
     this.#events.set(job.id, []);
     if (flow) this.#graph.membership.set(job.id, { flowId: flow.flowId, node: flow.node });
     if (uniqueKey !== null) this.#liveKeys.set(keyOf(job.queue, uniqueKey), job.id);
+    if (fair !== null) this.#fair.set(job.id, fair);
+    if (debounce !== null) {
+      const until = debounce.maxWaitMs === undefined ? null : now.getTime() + debounce.maxWaitMs;
+      this.#debounced.set(job.id, { key: debounce.key, until });
+      this.#bursts.set(keyOf(job.queue, debounce.key), job.id);
+    }
     this.#appendEvent(job, null, null, now);
     woken.add(job.queue);
-    return { job: copyJob(job), created: true };
+    return { job: copyJob(job), created: true, ...(replaced ? { replaced } : {}) };
+  }
+
+  /** The tenant's next rank: after its last by 1 / weight, never below the queue's frontier
+   *  (the lowest rank waiting to be claimed; with none, the highest handed out). */
+  #nextFairRank(queue: string, { tenant, weight }: { tenant: string | null; weight: number }): number {
+    let frontier: number | undefined;
+    for (const [id, { rank }] of this.#fair) {
+      const job = this.#jobs.get(id);
+      if (!job || job.queue !== queue || !CLAIMABLE.includes(job.state)) continue;
+      if (frontier === undefined || rank < frontier) frontier = rank;
+    }
+    if (frontier === undefined) {
+      for (const [key, rank] of this.#tenantRanks) {
+        if (key.startsWith(`${queue}\0`) && (frontier === undefined || rank > frontier)) frontier = rank;
+      }
+    }
+    const key = keyOf(queue, tenant ?? '');
+    const last = this.#tenantRanks.get(key);
+    const rank = last === undefined ? (frontier ?? 0) : Math.max(last + 1 / weight, frontier ?? 0);
+    this.#tenantRanks.set(key, rank);
+    return rank;
+  }
+
+  /** The job of the key's burst: debounced with it and never claimed (pending, attempt 0),
+   *  as migration 0019's jobs_debounce_idx holds it. */
+  #burstHolder(queue: string, key: string): JobRecord | undefined {
+    const id = this.#bursts.get(keyOf(queue, key));
+    const job = id === undefined ? undefined : this.#jobs.get(id);
+    return job && job.state === 'pending' && job.attempt === 0 ? job : undefined;
+  }
+
+  /** Whether reviving `job` to pending would give its debounce key two bursts' jobs (the SQL
+   *  stores' unique index refuses it). */
+  #debounceTaken(job: JobRecord): boolean {
+    const debounce = this.#debounced.get(job.id);
+    if (!debounce || job.attempt > 0) return false;
+    const holder = this.#burstHolder(job.queue, debounce.key);
+    return holder !== undefined && holder.id !== job.id;
+  }
+
+  /** A pending or retrying job takes a new enqueue's kind, payload, times and options. */
+  #rewrite(job: JobRecord, input: EnqueueJob, now: Date): void {
+    job.kind = input.kind;
+    job.payload = input.payload === undefined ? {} : toJson(input.payload);
+    job.priority = input.priority ?? 0;
+    job.runAt = new Date(input.runAt!.getTime());
+    job.maxAttempts = input.maxAttempts;
+    job.concurrencyKey = input.concurrencyKey ?? null;
+    job.expiresAt = input.expiresAt ? new Date(input.expiresAt.getTime()) : null;
+    job.traceContext = input.traceContext ? toJson(input.traceContext) : null;
+    job.updatedAt = now;
+  }
+
+  /** A running or sleeping holder of a unique key that `replaceRunning` takes: cancelled at
+   *  once with its lease gone, so nothing its attempt writes lands; its worker is told. */
+  #cancelReplaced(job: JobRecord, now: Date): void {
+    const from = job.state;
+    job.error = { code: 'replaced', message: 'replaced by a new job with its unique key' };
+    job.leaseToken = null;
+    job.leaseExpiresAt = null;
+    job.waitingForSignal = null;
+    this.#setState(job, 'cancelled', now);
+    this.#appendEvent(job, from, job.error, now, null);
+    this.#notifyCancel(job.id);
   }
 
   /** Running jobs of a queue per concurrency key. */
@@ -814,6 +927,8 @@ export class MemoryStore implements JobStore {
     this.#jobs.delete(job.id);
     this.#events.delete(job.id);
     this.#mailboxes.delete(job.id);
+    this.#debounced.delete(job.id);
+    this.#fair.delete(job.id);
     this.#graph.forget(job.id);
   }
 
@@ -941,7 +1056,12 @@ export class MemoryStore implements JobStore {
     const set = new Set(
       seeds.filter((id) => {
         const job = this.#jobs.get(id);
-        return job && RETRYABLE.includes(job.state) && (job.uniqueKey === null || !this.#liveKeys.has(keyOf(job.queue, job.uniqueKey)));
+        return (
+          job &&
+          RETRYABLE.includes(job.state) &&
+          (job.uniqueKey === null || !this.#liveKeys.has(keyOf(job.queue, job.uniqueKey))) &&
+          !this.#debounceTaken(job)
+        );
       }),
     );
     const dependentsOf = (id: string) => (this.#graph.dependents.get(id) ?? []).map((edge) => edge.jobId);

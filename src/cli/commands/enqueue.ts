@@ -1,19 +1,23 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { Command } from 'commander';
-import type { EnqueueJob } from '../../adapters/store.js';
+import type { EnqueueJob, OnConflict } from '../../adapters/store.js';
 import { assertHandledKind, buildEnqueueJob, type EnqueueOptions } from '../../queue.js';
 import { UnknownQueueError } from '../../errors.js';
 import { CliError, describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { print, printJson } from '../output.js';
-import { parseInteger, parsePositiveInteger, parseRunAt } from '../parse.js';
+import { parseDuration, parseInteger, parseOnConflict, parsePositiveInteger, parseRunAt } from '../parse.js';
 import { loadWorkerModule } from '../worker-module.js';
 
 interface EnqueueCommandOptions extends ConnectionOptions {
   priority?: number;
   runAt?: { runAt: Date } | { runIn: number };
   uniqueKey?: string;
+  onConflict?: OnConflict;
+  debounce?: string;
+  debounceDelay?: number;
+  debounceMaxWait?: number;
   maxAttempts?: number;
   workerModule?: string;
   newQueue?: boolean;
@@ -35,6 +39,10 @@ export function enqueueCommand(): Command {
     .option('--priority <n>', 'higher runs first (default: 0)', parseInteger)
     .option('--run-at <time>', "not before this ISO 8601 time, or this long from now by the store's clock (10m) (default: now)", parseRunAt)
     .option('--unique-key <key>', 'while a job with this key is live in the queue, return it instead of adding one')
+    .option('--on-conflict <mode>', 'what a live job with the --unique-key gets: return (default), replace (a pending one), replace-running (a running one too: its attempt is cancelled)', parseOnConflict)
+    .option('--debounce <key>', 'one job per burst of enqueues with this key, run --debounce-delay after the last (not with --run-at, --unique-key)')
+    .option('--debounce-delay <duration>', 'with --debounce: how long after the last enqueue of the burst it runs (500ms, 30s, 10m …)', parseDuration)
+    .option('--debounce-max-wait <duration>', 'with --debounce: at most this long after the first (default: no bound)', parseDuration)
     .option('--max-attempts <n>', "attempts before the job is dead (default: the queue's, else 3)", parsePositiveInteger)
     .option('--worker-module <path>', "check the queue and kind against this module's queues, and use the queue's settings")
     .option('--new-queue', 'allow a queue that no job in the store has used yet')
@@ -45,6 +53,8 @@ export function enqueueCommand(): Command {
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
         ...options.runAt,
         ...(options.uniqueKey !== undefined ? { uniqueKey: options.uniqueKey } : {}),
+        ...(options.onConflict !== undefined ? { onConflict: options.onConflict } : {}),
+        ...debounceOption(options),
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
       };
       // Checked before connecting: a bad name or payload never reaches the store.
@@ -65,10 +75,31 @@ export function enqueueCommand(): Command {
         const [result] = await store.enqueueJobs({ jobs: [job] });
         if (!result) throw new Error('the store answered no result for the enqueue');
         if (options.json) printJson(result);
+        else if (result.created && result.replaced) print(`enqueued job ${result.job.id} (${queue}/${kind}, due ${result.job.runAt.toISOString()}); the running job that held unique key "${job.uniqueKey}" is cancelled`);
         else if (result.created) print(`enqueued job ${result.job.id} (${queue}/${kind}, due ${result.job.runAt.toISOString()})`);
+        else if (result.replaced) print(`job ${result.job.id} (${result.job.state}) held unique key "${job.uniqueKey}" in ${queue}: replaced its payload, due ${result.job.runAt.toISOString()}`);
+        else if (job.debounce) print(`job ${result.job.id} is the burst's for debounce key "${job.debounce.key}" in ${queue}: payload replaced, due ${result.job.runAt.toISOString()}`);
         else print(`job ${result.job.id} (${result.job.state}) already holds unique key "${job.uniqueKey}" in ${queue}: nothing enqueued`);
       });
     });
+}
+
+/** `--debounce` and its delays, as the library's `debounce` option. */
+function debounceOption(options: EnqueueCommandOptions): Pick<EnqueueOptions, 'debounce'> {
+  if (options.debounce === undefined) {
+    if (options.debounceDelay !== undefined || options.debounceMaxWait !== undefined) {
+      throw new CliError(EXIT.usage, '--debounce-delay and --debounce-max-wait need --debounce <key>');
+    }
+    return {};
+  }
+  if (options.debounceDelay === undefined) throw new CliError(EXIT.usage, '--debounce needs --debounce-delay <duration>');
+  return {
+    debounce: {
+      key: options.debounce,
+      delayMs: options.debounceDelay,
+      ...(options.debounceMaxWait !== undefined ? { maxWaitMs: options.debounceMaxWait } : {}),
+    },
+  };
 }
 
 /** The payload from the argument, stdin (`-`) or --payload-file: one of them, `{}` without. */

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { loadMigrations } from '../../../src/adapters/sql/migrate.js';
-import { CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
+import { CLAIM_FAIR_JOBS, CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
@@ -145,6 +145,22 @@ describePostgres('postgresStore', (url) => {
       const { rows } = await pool.query(`explain (format json) ${claim.text}`, [null, input, 'w', 1_000]);
       const plan = JSON.stringify(rows[0]['QUERY PLAN']);
       expect(plan).toContain('jobs_claim_idx');
+      expect(plan).toContain('jobs_pkey');
+      expect(plan).not.toMatch(SCANS_JOBS);
+      await store.close();
+    });
+
+    it('a fair queue claims through jobs_fair_claim_idx and the primary key, never scanning the table', async () => {
+      const store = postgresStore({ pool, schema });
+      await store.enqueueJobs({
+        jobs: Array.from({ length: 2_000 }, (_, i) => ({ ...job, queue: 'fairplan', fairShare: { tenant: `t${i % 50}`, weight: 1 } })),
+      });
+      await pool.query(`analyze "${schema}".jobs`);
+      const claim = buildStatement(CLAIM_FAIR_JOBS, sqlSchema(schema));
+      const input = JSON.stringify([{ queue: 'fairplan', lim: 10 }]);
+      const { rows } = await pool.query(`explain (format json) ${claim.text}`, [null, input, 'w', 1_000]);
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      expect(plan).toContain('jobs_fair_claim_idx');
       expect(plan).toContain('jobs_pkey');
       expect(plan).not.toMatch(SCANS_JOBS);
       await store.close();

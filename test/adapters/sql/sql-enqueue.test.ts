@@ -64,6 +64,41 @@ function describeSqlEnqueue(open: () => Database): void {
     }
   });
 
+  it('replaces a live holder of the unique key with on_conflict (migration 0019), as onConflict does', async () => {
+    const first = await enqueue(`'emails', 'digest', '{"n": 1}', unique_key => 'u'`);
+    expect(await enqueue(`'emails', 'digest', '{"n": 2}', unique_key => 'u'`)).toEqual({ job_id: first.job_id, created: false });
+    expect(await enqueue(`'emails', 'digest', '{"n": 3}', unique_key => 'u', on_conflict => 'replace'`)).toEqual({ job_id: first.job_id, created: false });
+    expect(await db.store.getJob({ id: first.job_id })).toMatchObject({ payload: { n: 3 } });
+    const [running] = await db.store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'emails', limit: 1 }] });
+    const next = await enqueue(`'emails', 'digest', '{"n": 4}', unique_key => 'u', on_conflict => 'replace_running'`);
+    expect(next.created).toBe(true);
+    expect(await db.store.getJob({ id: running!.id })).toMatchObject({ state: 'cancelled', error: { code: 'replaced' } });
+    await expect(enqueue(`'emails', 'digest', on_conflict => 'replace'`)).rejects.toThrow(/on_conflict replace needs a unique_key/);
+    await expect(enqueue(`'emails', 'digest', unique_key => 'u', on_conflict => 'merge'`)).rejects.toThrow(/on_conflict must be/);
+  });
+
+  it('debounces by debounce_key: one job per burst, due debounce_in after the last call, with the last payload', async () => {
+    const first = await enqueue(`'emails', 'digest', '{"n": 1}', debounce_key => 'd', debounce_in => '1 hour', debounce_max_wait => '2 hours'`);
+    const second = await enqueue(`'emails', 'digest', '{"n": 2}', debounce_key => 'd', debounce_in => '1 hour', debounce_max_wait => '2 hours'`);
+    expect(first.created).toBe(true);
+    expect(second).toEqual({ job_id: first.job_id, created: false });
+    const job = (await db.store.getJob({ id: first.job_id }))!;
+    expect(job.payload).toEqual({ n: 2 });
+    expect(job.runAt.getTime() - job.createdAt.getTime()).toBeGreaterThanOrEqual(3_600_000);
+    await expect(enqueue(`'emails', 'digest', debounce_key => 'd'`)).rejects.toThrow(/debounce_in must be/);
+    await expect(enqueue(`'emails', 'digest', debounce_key => 'd', debounce_in => '1 hour', run_in => '1 hour'`)).rejects.toThrow(/cannot be given with debounce_key/);
+    await expect(enqueue(`'emails', 'digest', debounce_key => 'd', debounce_in => '1 hour', debounce_max_wait => '1 minute'`))
+      .rejects.toThrow(/debounce_max_wait must be at least/);
+  });
+
+  it('ranks a job for a fair queue with tenant (migration 0020): the fair claim takes tenants round-robin', async () => {
+    for (const n of [1, 2, 3]) await enqueue(`'reports', 'render', $1::jsonb, tenant => 'big'`, [JSON.stringify({ t: 'big', n })]);
+    await enqueue(`'reports', 'render', '{"t": "small"}', tenant => 'small', tenant_weight => 1`);
+    const claimed = await db.store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'reports', limit: 2, fairShare: true }] });
+    expect(claimed.map((job) => (job.payload as { t: string }).t)).toEqual(['big', 'small']);
+    await expect(enqueue(`'reports', 'render', tenant => 'x', tenant_weight => 0`)).rejects.toThrow(/tenant_weight must be above 0/);
+  });
+
   it('takes every option by name, as enqueue does', async () => {
     const { job_id } = await enqueue(
       `'emails', 'digest', payload => '[1, 2]', run_at => $1, priority => -5, unique_key => 'digest:12', max_attempts => 7,

@@ -3,7 +3,8 @@ import type { ClaimParams, ClaimQueue, JobOutcome } from '../../store.js';
 import { checkedJobRecord, jobColumns } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
-import { defineStatement, NOW } from '../statement.js';
+import type { SqlSchema } from '../sql-schema.js';
+import { defineStatement, NOW, type StatementDefinition } from '../statement.js';
 import { setStatesIfRunning } from './set-states-if-running.js';
 
 /**
@@ -47,9 +48,8 @@ import { setStatesIfRunning } from './set-states-if-running.js';
  *   avoids that too, but costs an idle worker about 0.9 ms of its enqueue-to-start latency;
  *   the Postgres driver sends the settings, the claim and the commit as one round trip.
  */
-export const CLAIM_JOBS = defineStatement(
-  'claim_jobs',
-  (s) => `
+function claimText(s: SqlSchema, order: string): string {
+  return `
 with async_commit as (
   select set_config('synchronous_commit', 'off', true)
 ),
@@ -72,7 +72,7 @@ candidates as materialized (
     select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs
     where queue = i.queue and state in ('pending', 'retrying', 'sleeping') and run_at <= ${NOW}
       and (concurrency_key is null or concurrency_key <> all(i.full_keys))
-    order by priority desc, run_at, id
+    order by ${order}
     limit i.lim
     for update skip locked
   ) j
@@ -84,7 +84,7 @@ key_slots as materialized (
 ),
 ranked as (
   select c.id, c.state, c.queue, c.concurrency_key,
-    row_number() over (partition by c.queue, c.concurrency_key order by c.priority desc, c.run_at, c.id) as key_rank
+    row_number() over (partition by c.queue, c.concurrency_key order by ${prefixed(order, 'c')}) as key_rank
   from candidates c
 ),
 picked as (
@@ -110,8 +110,31 @@ starts as (
 )
 select ${jobColumns('c')} from claimed c
 cross join async_commit
-order by c.priority desc, c.run_at, c.id
-`,
+order by ${prefixed(order, 'c')}
+`;
+}
+
+/** The claim's order with each column under `alias`. */
+function prefixed(order: string, alias: string): string {
+  return order.replace(/\b(priority|run_at|id|fair_rank)\b/g, `${alias}.$1`);
+}
+
+export const CLAIM_JOBS = defineStatement('claim_jobs', (s) => claimText(s, 'priority desc, run_at, id'), { indexScansOnly: true });
+
+/**
+ * The claim of queues defined with `fairShare` (migration 0020): the same statement in the
+ * order of jobs_fair_claim_idx, rounds of the tenants' ranks first. Each job's rank was set
+ * as it was enqueued (fair_rank: after its tenant's previous job, by 1/weight, and never
+ * before the queue's earliest unclaimed rank), so taking the first n in that order is taking
+ * them round-robin across tenants, and costs what the plain claim costs: the first n entries
+ * of one index. Jobs without a rank (enqueued without fairShare) are not claimed here.
+ */
+export const CLAIM_FAIR_JOBS = defineStatement(
+  'claim_fair_jobs',
+  (s) =>
+    claimText(s, 'fair_rank, priority desc, run_at, id')
+      .replace('select id, state, queue, concurrency_key, priority, run_at from', 'select id, state, queue, concurrency_key, priority, run_at, fair_rank from')
+      .replace('and run_at <= ', 'and fair_rank is not null and run_at <= '),
   { indexScansOnly: true },
 );
 
@@ -124,16 +147,13 @@ export async function claimJobs(ctx: SqlContext, params: ClaimParams): Promise<C
     merged.set(entry.queue, seen ? { ...seen, limit: seen.limit + entry.limit } : entry);
   }
   if (merged.size === 0) return [];
-  const input = JSON.stringify(
-    [...merged.values()].map((q) => ({
-      queue: q.queue,
-      lim: q.limit,
-      key_limit: q.perKeyLimit ?? 1,
-      rate_max: q.rateLimit?.max ?? null,
-      rate_ms: q.rateLimit?.intervalMs ?? null,
-    })),
-  );
-  const rows = await ctx.run<JobRow>(CLAIM_JOBS, [ctx.now(), input, params.workerId, params.leaseMs]);
+  // Fair queues take their own statement, so the plain claim's text and plan stay as they are.
+  const plain = [...merged.values()].filter((q) => !q.fairShare);
+  const fair = [...merged.values()].filter((q) => q.fairShare);
+  const rows = [
+    ...(plain.length > 0 ? await runClaim(ctx, CLAIM_JOBS, plain, params) : []),
+    ...(fair.length > 0 ? await runClaim(ctx, CLAIM_FAIR_JOBS, fair, params) : []),
+  ];
   const jobs: ClaimedJob[] = [];
   const unrunnable: JobOutcome[] = [];
   for (const row of rows) {
@@ -146,6 +166,19 @@ export async function claimJobs(ctx: SqlContext, params: ClaimParams): Promise<C
   // where it would throw in the midst of the batch.
   if (unrunnable.length > 0) await setStatesIfRunning(ctx, { outcomes: unrunnable });
   return inRequestOrder(jobs, requested);
+}
+
+async function runClaim(ctx: SqlContext, statement: StatementDefinition, queues: readonly ClaimQueue[], params: ClaimParams): Promise<JobRow[]> {
+  const input = JSON.stringify(
+    queues.map((q) => ({
+      queue: q.queue,
+      lim: q.limit,
+      key_limit: q.perKeyLimit ?? 1,
+      rate_max: q.rateLimit?.max ?? null,
+      rate_ms: q.rateLimit?.intervalMs ?? null,
+    })),
+  );
+  return ctx.run<JobRow>(statement, [ctx.now(), input, params.workerId, params.leaseMs]);
 }
 
 function invalidRowError(problems: readonly string[]): JobErrorInfo {

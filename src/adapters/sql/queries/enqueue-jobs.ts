@@ -4,6 +4,7 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
+import { enqueueKeyedJobs, isKeyedEnqueue } from './enqueue-keyed-jobs.js';
 import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
 
 /**
@@ -53,6 +54,7 @@ export async function enqueueJobs(
   ctx: SqlContext,
   params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
+  if (isKeyedEnqueue(params.jobs)) return asPayloadError(() => enqueueKeyedJobs(ctx, params));
   if (params.jobs.every((job) => job.uniqueKey == null)) {
     const input = JSON.stringify(params.jobs.map((job, i) => toInput(i, job)));
     return asPayloadError(() => enqueueNewJobs(ctx, { input, count: params.jobs.length, client: params.client }));
