@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError, JobEndedError, JobNotFoundError, sendSignal, type Job } from '../../src/index.js';
-import { advance, deferred, settle } from '../support/sim.js';
+import { InvalidOptionError, JobAbortedError, JobEndedError, JobNotFoundError, sendSignal, type Job } from '../../src/index.js';
+import { advance, deferred, settle, until } from '../support/sim.js';
 import { pathOf, supervisorHarness } from './harness.js';
 
 const { setup } = supervisorHarness();
@@ -54,6 +54,36 @@ describe('supervisor: durable steps', () => {
     expect(row!.steps.map((s) => s.name)).toEqual(['page', 'page#2', 'page#3']);
     expect(row).toMatchObject({ state: 'dead', error: { code: 'invalid_option' } });
     expect(row!.error!.message).toMatch(/durable call "page": was stored as a step by an earlier run and is now called as a sleep/);
+  });
+
+  it('a step called once the attempt is over (past its deadline, its signal ignored) does not run its fn', async () => {
+    const go = deferred();
+    const seen: unknown[] = [];
+    let ran = 0;
+    let started = false;
+    const { clock, store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      deadlineMs: 1_000,
+      handlers: {
+        late: async (job: Job) => {
+          started = true;
+          await go.promise;
+          await job.step('charge', () => (ran += 1)).catch((error: unknown) => seen.push(error));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'late', {});
+    const drained = supervisor.drain();
+    await until('the handler started', () => started);
+    await advance(clock, 1_000, 500);
+    // The deadline has passed: the attempt is over, and the handler goes on as if it were not.
+    go.resolve(undefined);
+    await drained;
+    await until('the step answered', () => seen.length > 0);
+    expect(ran).toBe(0);
+    expect(seen[0]).toBeInstanceOf(JobAbortedError);
+    expect(seen[0]).toMatchObject({ code: 'deadline_exceeded' });
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'deadline_exceeded' }, steps: [] });
   });
 
   it('a step whose result is not JSON fails the attempt and stores nothing', async () => {

@@ -188,6 +188,27 @@ describePostgres('durable jobs on worker processes', (url) => {
     ]);
   }, 60_000);
 
+  it('a zombie woken after its job ran elsewhere runs no further step: its lease is over by its own clock', async () => {
+    const { dir, startWorker, ready, enqueue, effects, stateOf, storedSteps, lineOf } = await setUp('jv_dur_zombie_next');
+    const zombieGate = join(dir, 'zombie-gate');
+    const zombie = startWorker({ workerId: 'zombie', holdAt: { step: 'charge', when: 'checkpointed' }, gateFile: zombieGate });
+    await ready(zombie);
+    const [id] = await enqueue(TWO_STEPS);
+    await until(() => expect(lineOf(zombie, 'held', 'charge')).toBeDefined(), [zombie], WAIT_MS);
+    zombie.signal('SIGSTOP');
+    await writeFile(zombieGate, '');
+
+    const rescuer = startWorker({ workerId: 'rescuer' });
+    await until(async () => expect(await stateOf(id!)).toBe('completed'), [rescuer], LEASE_MS + WAIT_MS);
+    // Woken, its handler goes on to the next step, which must not run its fn: the lease it
+    // held lapsed long ago by the zombie's own monotonic clock, whether or not its timers
+    // have told the handler yet.
+    zombie.signal('SIGCONT');
+    await until(() => expect(lineOf(zombie, 'step-error', 'ship')).toMatchObject({ code: 'lease_lost' }), [zombie, rescuer], WAIT_MS);
+    expect(await effects()).toEqual([`${id} charge zombie#1`, `${id} ship rescuer#2`]);
+    expect(await storedSteps(id!)).toEqual([stored(id!, 'charge', 'zombie', 1), stored(id!, 'ship', 'rescuer', 2)]);
+  }, 60_000);
+
   it('two workers racing to wake jobs (sleeps that come due, signals sent at once): each runs once per wake, never twice at once', async () => {
     const SLEEPERS = 10;
     const WAITERS = 10;
