@@ -8,6 +8,9 @@ import type { SuspendAnswer, SuspendRequest } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import { LazyAbortController } from './lazy-abort.js';
 
+/** Why a handler's call comes too late (lateBecause in job-machine.ts). */
+export type LateReason = 'lease_lost' | 'deadline_exceeded';
+
 /** A sleep or wait as the handler asks for it; the actor adds the lease. */
 export type Suspension = SuspendRequest extends infer R ? (R extends unknown ? Omit<R, 'id' | 'leaseToken'> : never) : never;
 
@@ -18,12 +21,12 @@ interface Asker {
 
 export class AttemptHandle extends LazyAbortController {
   #actor: Asker | undefined;
-  #late: () => boolean = () => false;
+  #late: () => LateReason | undefined = () => undefined;
   #pending: { resolve(answer: SuspendAnswer): void; reject(error: unknown): void } | undefined;
 
   /** The actor whose attempt this is, and whether the handler asks too late (after its
    *  deadline or lease: it kept the event loop busy); set as its handler starts. */
-  bind(actor: Asker, late: () => boolean): void {
+  bind(actor: Asker, late: () => LateReason | undefined): void {
     this.#actor = actor;
     this.#late = late;
   }
@@ -42,8 +45,14 @@ export class AttemptHandle extends LazyAbortController {
       this.#pending = { resolve, reject };
       // Too late to write a sleep: the attempt ends as the deadline or the lapsed lease decide,
       // and this call never settles (drop).
-      actor.send(this.#late() ? { type: 'handler.late' } : { type: 'handler.suspend', request });
+      actor.send(this.#late() !== undefined ? { type: 'handler.late' } : { type: 'handler.suspend', request });
     });
+  }
+
+  /** Why a call of the handler now would be late (its lease or deadline passed by the actor's
+   *  clock, even before its timers fire: a process frozen past them); undefined while in time. */
+  lateBecause(): LateReason | undefined {
+    return this.#late();
   }
 
   /** The store's answer, for the handler to go on with. */

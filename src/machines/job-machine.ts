@@ -37,7 +37,7 @@ import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
 import { ContinueAfter } from '../flows/continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
-import { AttemptHandle, type Suspension } from './attempt-handle.js';
+import { AttemptHandle, type LateReason, type Suspension } from './attempt-handle.js';
 
 /** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
@@ -153,8 +153,16 @@ function expiredError(expiresAt: Date): JobErrorInfo {
 /** The handler, started at `startedAt` on the ports' clock, answers now: after its lease (the
  *  timer that would have given it up had no turn to fire) or after its deadline. */
 export function answeredLate(context: Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>, startedAt: number): boolean {
+  return lateBecause(context, startedAt) !== undefined;
+}
+
+/** Why an answer of the handler now would be late: its lease lapsed, or its deadline passed,
+ *  by our clock (whose timers may not have fired yet); undefined while in time. */
+export function lateBecause(context: Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>, startedAt: number): LateReason | undefined {
   const now = context.ports.now();
-  return now >= context.leaseValidUntil || (context.policy.deadlineMs > 0 && now - startedAt >= context.policy.deadlineMs);
+  if (now >= context.leaseValidUntil) return 'lease_lost';
+  if (context.policy.deadlineMs > 0 && now - startedAt >= context.policy.deadlineMs) return 'deadline_exceeded';
+  return undefined;
 }
 
 /** Answers that arrive after the actor ended (a late handler result) are dropped. */
@@ -223,7 +231,7 @@ export const jobMachine = setup({
   actions: {
     startHandler: ({ context, self }) => {
       const startedAt = context.ports.now();
-      const late = () => answeredLate(self.getSnapshot().context, startedAt);
+      const late = () => lateBecause(self.getSnapshot().context, startedAt);
       context.abort.bind(self, late);
       let settled: Promise<unknown>;
       try {

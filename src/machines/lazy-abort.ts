@@ -20,6 +20,11 @@ export class LazyAbortController {
     return this.#aborted;
   }
 
+  /** The abort's reason; undefined until aborted. */
+  get reason(): unknown {
+    return this.#reason;
+  }
+
   abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;

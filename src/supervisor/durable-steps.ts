@@ -34,6 +34,13 @@ export class DurableSteps {
     const stored = this.#replayed(key, 'step');
     if (stored) return structuredClone(stored.result) as T;
     if (typeof fn !== 'function') throw new InvalidOptionError(`step "${key}"`, 'needs a function to run');
+    // An attempt already over (a worker woken past its lease, a handler past its deadline or
+    // cancelled) runs no side effect it could not store: the job's next holder runs the step.
+    if (this.attempt.aborted) throw this.attempt.reason;
+    const late = this.attempt.lateBecause();
+    if (late) {
+      throw new JobAbortedError(late, `step "${key}" of job ${this.job.id}: the attempt's ${late === 'lease_lost' ? 'lease lapsed' : 'deadline passed'} before the step began; its fn was not run`);
+    }
     const value = await fn();
     const data = toJsonData(value, `step "${key}"`);
     if ('issue' in data) throw new InvalidResultError(data.issue);

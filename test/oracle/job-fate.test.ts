@@ -21,8 +21,8 @@ describeEachStore('a job\'s fate, the real supervisor against the reference mode
     await store.reset();
     return store.create(clock, { notifyDebounceMs: 0 });
   };
-  const check = async ({ options, script }: Scenario) => {
-    expect(await observeFate(create, options, script)).toEqual(fateOf(options, script));
+  const check = async ({ options, script, program, signals }: Scenario) => {
+    expect(await observeFate(create, options, script, program, signals)).toEqual(fateOf(options, script, program, signals));
   };
 
   for (const scenario of NAMED) it(scenario.name, () => check(scenario));

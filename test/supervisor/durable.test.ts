@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError, JobEndedError, JobNotFoundError, sendSignal, type Job } from '../../src/index.js';
-import { advance, settle } from '../support/sim.js';
+import { InvalidOptionError, JobAbortedError, JobEndedError, JobNotFoundError, sendSignal, type Job } from '../../src/index.js';
+import { advance, deferred, settle, until } from '../support/sim.js';
 import { pathOf, supervisorHarness } from './harness.js';
 
 const { setup } = supervisorHarness();
@@ -54,6 +54,36 @@ describe('supervisor: durable steps', () => {
     expect(row!.steps.map((s) => s.name)).toEqual(['page', 'page#2', 'page#3']);
     expect(row).toMatchObject({ state: 'dead', error: { code: 'invalid_option' } });
     expect(row!.error!.message).toMatch(/durable call "page": was stored as a step by an earlier run and is now called as a sleep/);
+  });
+
+  it('a step called once the attempt is over (past its deadline, its signal ignored) does not run its fn', async () => {
+    const go = deferred();
+    const seen: unknown[] = [];
+    let ran = 0;
+    let started = false;
+    const { clock, store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      deadlineMs: 1_000,
+      handlers: {
+        late: async (job: Job) => {
+          started = true;
+          await go.promise;
+          await job.step('charge', () => (ran += 1)).catch((error: unknown) => seen.push(error));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'late', {});
+    const drained = supervisor.drain();
+    await until('the handler started', () => started);
+    await advance(clock, 1_000, 500);
+    // The deadline has passed: the attempt is over, and the handler goes on as if it were not.
+    go.resolve(undefined);
+    await drained;
+    await until('the step answered', () => seen.length > 0);
+    expect(ran).toBe(0);
+    expect(seen[0]).toBeInstanceOf(JobAbortedError);
+    expect(seen[0]).toMatchObject({ code: 'deadline_exceeded' });
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'deadline_exceeded' }, steps: [] });
   });
 
   it('a step whose result is not JSON fails the attempt and stores nothing', async () => {
@@ -212,5 +242,144 @@ describe('supervisor: signals', () => {
     await expect(sendSignal(store, job.id, '')).rejects.toBeInstanceOf(InvalidOptionError);
     // Nothing was kept: a wait still sleeps.
     expect(await sendSignal(store, job.id, 'other')).toMatchObject({ delivered: 'queued' });
+  });
+});
+
+describe('supervisor: signals around the wait (sent before it, during it, after its timeout)', () => {
+  it('a signal sent while the job runs, before it waits, is kept: the wait answers at once without sleeping', async () => {
+    const started = deferred();
+    const go = deferred();
+    const seen: unknown[] = [];
+    const { store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      handlers: {
+        approve: async (job: Job) => {
+          started.resolve(undefined);
+          await go.promise;
+          seen.push(await job.waitForSignal('approval', { timeoutMs: 5_000 }));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'approve', {});
+    const drained = supervisor.drain();
+    await started.promise;
+    expect(await sendSignal(store, job.id, 'approval', { by: 'ana' })).toEqual({ delivered: 'queued', state: 'running' });
+    go.resolve(undefined);
+    await drained;
+    expect(seen).toEqual([{ received: true, payload: { by: 'ana' } }]);
+    expect(await pathOf(store, job.id)).toEqual(['pending', 'running', 'completed']);
+  });
+
+  it('a signal sent after the timeout, before the job runs again, is received by that wait', async () => {
+    const seen: unknown[] = [];
+    const { clock, store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      handlers: { approve: async (job: Job) => void seen.push(await job.waitForSignal('approval', { timeoutMs: 5_000 })) },
+    });
+    const { job } = await queue.enqueue(store, 'approve', {});
+    await supervisor.drain();
+    // Nothing claims between drains: the wait's time has passed, the job not run again.
+    await advance(clock, 6_000, 1_000);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'sleeping', waitingForSignal: 'approval' });
+    expect(await sendSignal(store, job.id, 'approval', 'late')).toEqual({ delivered: 'woke', state: 'pending' });
+    await supervisor.drain();
+    expect(seen).toEqual([{ received: true, payload: 'late' }]);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', attempt: 2 });
+  });
+
+  it('a signal sent once the timed-out wait is stored is kept for the next wait of that name', async () => {
+    /** What the waits answered in the latest run (each run replays the earlier ones). */
+    let seen: unknown[] = [];
+    const { clock, store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      handlers: {
+        approve: async (job: Job) => {
+          seen = [];
+          seen.push(await job.waitForSignal('approval', { timeoutMs: 5_000 }));
+          await job.sleep('grace', 10_000);
+          seen.push(await job.waitForSignal('approval', { timeoutMs: 5_000 }));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'approve', {});
+    await supervisor.drain();
+    await advance(clock, 5_000, 1_000);
+    await supervisor.drain();
+    expect(seen).toEqual([{ received: false }]);
+    // Sleeping, but not for this signal: kept in the mailbox.
+    expect(await sendSignal(store, job.id, 'approval', 'after')).toEqual({ delivered: 'queued', state: 'sleeping' });
+    await advance(clock, 10_000, 1_000);
+    await supervisor.drain();
+    expect(seen).toEqual([{ received: false }, { received: true, payload: 'after' }]);
+    const done = await store.getJob({ id: job.id });
+    expect(done).toMatchObject({ state: 'completed', attempt: 3 });
+    expect(done!.steps.map((s) => [s.name, s.kind === 'signal' ? s.status : s.kind])).toEqual([
+      ['approval', 'waiting'],
+      ['approval', 'timedOut'],
+      ['grace', 'sleep'],
+      ['approval#2', 'received'],
+    ]);
+  });
+
+  it('several signals of one name: each wait takes the oldest; the one left over is refused once the job ends', async () => {
+    const seen: unknown[] = [];
+    const { store, queue, supervisor } = setup({
+      maxAttempts: 1,
+      handlers: {
+        approve: async (job: Job) => {
+          seen.push(await job.waitForSignal('approval'));
+          seen.push(await job.waitForSignal('approval'));
+        },
+      },
+    });
+    const { job } = await queue.enqueue(store, 'approve', {});
+    await supervisor.drain();
+    expect(await sendSignal(store, job.id, 'approval', 1)).toEqual({ delivered: 'woke', state: 'pending' });
+    expect(await sendSignal(store, job.id, 'approval', 2)).toEqual({ delivered: 'queued', state: 'pending' });
+    expect(await sendSignal(store, job.id, 'approval', 3)).toEqual({ delivered: 'queued', state: 'pending' });
+    await supervisor.drain();
+    expect(seen).toEqual([{ received: true, payload: 1 }, { received: true, payload: 2 }]);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'completed', attempt: 2 });
+    await expect(sendSignal(store, job.id, 'approval', 4)).rejects.toBeInstanceOf(JobEndedError);
+  });
+});
+
+describe('supervisor: cancel and expiresAt while waiting for a signal', () => {
+  function waiter() {
+    let runs = 0;
+    const h = setup({
+      handlers: {
+        approve: async (job: Job) => {
+          runs += 1;
+          await job.waitForSignal('approval', { timeoutMs: 60_000 });
+          return 'went on';
+        },
+      },
+    });
+    return { ...h, runs: () => runs };
+  }
+
+  it('cancelled while it waits: cancelled at once, never run again, a signal to it refused', async () => {
+    const { clock, store, queue, supervisor, runs } = waiter();
+    const { job } = await queue.enqueue(store, 'approve', {});
+    await supervisor.drain();
+    expect(await store.cancelJob({ id: job.id })).toMatchObject({ cancelled: true, job: { state: 'cancelled' } });
+    await expect(sendSignal(store, job.id, 'approval')).rejects.toBeInstanceOf(JobEndedError);
+    await advance(clock, 60_000, 10_000);
+    await supervisor.drain();
+    expect(runs()).toBe(1);
+    expect(await pathOf(store, job.id)).toEqual(['pending', 'running', 'sleeping', 'cancelled']);
+  });
+
+  it('its expiresAt passes while it waits: dead (expired) at the reaper\'s next pass, unrun, a signal to it refused', async () => {
+    const { clock, store, queue, supervisor, runs } = waiter();
+    const { job } = await queue.enqueue(store, 'approve', {}, { expiresIn: 30_000 });
+    await supervisor.drain();
+    await advance(clock, 60_000, 10_000);
+    await supervisor.drain();
+    expect(runs()).toBe(1);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'dead', error: { code: 'expired' }, waitingForSignal: null });
+    expect(await pathOf(store, job.id)).toEqual(['pending', 'running', 'sleeping', 'dead']);
+    await expect(sendSignal(store, job.id, 'approval')).rejects.toBeInstanceOf(JobEndedError);
   });
 });
