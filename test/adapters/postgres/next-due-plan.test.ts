@@ -39,7 +39,7 @@ describePostgres('next due job: plan', (url) => {
 
   it('reads jobs_later_idx, never the table or the claim index', async () => {
     const { text } = buildStatement(NEXT_DUE_IN, sqlSchema(schema));
-    const { rows } = await pool.query(`explain (format json) ${text}`, [null, ['q0', 'q1'], 300_000]);
+    const { rows } = await pool.query(`explain (format json) ${text}`, [null, ['q0', 'q1'], 300_000, 0]);
     const plan = JSON.stringify(rows[0]['QUERY PLAN']);
     expect(plan).toContain('jobs_later_idx');
     expect(plan).not.toContain('Seq Scan');
