@@ -408,13 +408,13 @@ function durableSection(r: DurableResults): string[] {
       costRow('**WAL per job (bytes)**', 'walBytesPerJob'),
       costRow('of which full-page images (bytes)', 'walFpiBytesPerJob'),
       costRow('WAL records per job', 'walRecordsPerJob', 1),
-      costRow('statements per job (the process\'s; the bench\'s polls included)', 'statementsPerJob', 1),
+      costRow('statements per job (the process\'s; the bench\'s own checks left out)', 'statementsPerJob', 1),
       costRow('Node CPU per job (µs)', 'cpuPerJobUs'),
       costRow('Node CPU per step (µs)', 'cpuPerStepUs'),
       '',
       `jobvisor's job of ${STEPS} steps ÷ DBOS's workflow of ${STEPS} steps: Postgres CPU ${ratio(med('steps', 'pgCpuPerJobUs'), med('dbos', 'pgCpuPerJobUs'))}×, WAL ${ratio(med('steps', 'walBytesPerJob'), med('dbos', 'walBytesPerJob'))}×, Node CPU ${ratio(med('steps', 'cpuPerJobUs'), med('dbos', 'cpuPerJobUs'))}× (the issue's target for the database: ≤ 0.5×).`,
       '',
-      `One step's checkpoint, from the medians (the steps job's cost over the plain job's, ÷ ${STEPS}): Postgres CPU ${perStep('pgCpuPerJobUs')} µs, WAL ${perStep('walBytesPerJob')} bytes; a plain job's whole life: Postgres CPU ${num(med('plain', 'pgCpuPerJobUs'), 0)} µs, WAL ${num(med('plain', 'walBytesPerJob'), 0)} bytes. A checkpoint is one \`UPDATE\` of the job's row that appends to its \`steps\` (jsonb), fenced by the lease: a new row version (not HOT: the row is wide and its indexes' predicates name the state), and the array grows with each step, so the tenth step writes the nine before it again.`,
+      `One step's checkpoint, from the medians (the steps job's cost over the plain job's, ÷ ${STEPS}): Postgres CPU ${perStep('pgCpuPerJobUs')} µs, WAL ${perStep('walBytesPerJob')} bytes; a plain job's whole life: Postgres CPU ${num(med('plain', 'pgCpuPerJobUs'), 0)} µs, WAL ${num(med('plain', 'walBytesPerJob'), 0)} bytes. A checkpoint is one \`UPDATE\` of the job's row that appends to its \`steps\` (jsonb), fenced by the lease: a new version of the whole row (mostly a HOT update, as no indexed column changes, while the page has room), and the array grows with each step, so the tenth step writes the nine before it again. DBOS inserts a small row per step instead.`,
       '',
     );
   }
@@ -452,7 +452,7 @@ function durableSection(r: DurableResults): string[] {
       row('Node CPU per job (µs)', 'cpuPerJobUs'),
       row('**worker heap after the drain (MB)**', 'heapUsedMb', 1),
       '',
-      `Drain beside them ÷ alone: ${ratio(med('sleepers', 'jobsPerSec'), med('idle', 'jobsPerSec'))}× the jobs/s (the issue's target: ≥ 0.95×); heap ${ratio(med('sleepers', 'heapUsedMb'), med('idle', 'heapUsedMb'))}×. A sleeping job is a row, nothing in any process: the claim reads jobs_claim_idx in (priority, run_at) order, where the due jobs come before every sleeping one, and the wake-up timer's question reads jobs_later_idx for the next two poll intervals only.`,
+      `Drain beside them ÷ alone: ${ratio(med('sleepers', 'jobsPerSec'), med('idle', 'jobsPerSec'))}× the jobs/s (the issue's target: ≥ 0.95×); heap ${ratio(med('sleepers', 'heapUsedMb'), med('idle', 'heapUsedMb'))}×. A sleeping job is a row, nothing in any process (the heap). The database is another matter: the sleeping rows sit in jobs_claim_idx beside the due ones (0017 made that index hold them), and the drain beside them wrote about twice the WAL per job, mostly full-page images; a claim index without the sleeping rows (they would be claimed through jobs_later_idx) is the change to try next. The wake-up timer's own question reads jobs_later_idx for the next two poll intervals only.`,
       '',
     );
   }
