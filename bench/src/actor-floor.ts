@@ -36,6 +36,7 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
     freeSlot: () => {},
     now: () => Date.now(),
     backoffMs: () => 1_000,
+    suspend: async () => ({ answer: 'lost' as const }),
   };
   const jobActor = (i: number) =>
     new Promise<void>((resolve) => {
@@ -147,6 +148,6 @@ function claimedJob(i: number) {
     expiresAt: null,
     cancelRequestedAt: null,
     progress: null,
-    traceContext: null,
+    traceContext: null, steps: [], waitingForSignal: null,
   };
 }

@@ -16,6 +16,7 @@ import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } fro
 import { writeReport } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
+import { DURABLE_SHAPES, durableScenario, durableSpec, type DurableResults } from './durable-load.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';
@@ -117,6 +118,7 @@ async function main(opts: BenchOptions): Promise<void> {
   await writeFile(opts.out, `${JSON.stringify(results, null, 2)}\n`);
   if (!opts.full && opts.scenarios.includes('schedules')) await keepScheduleResults(results);
   if (!opts.full && opts.scenarios.includes('flows')) await keepFlowResults(results);
+  if (!opts.full && opts.scenarios.includes('durable')) await keepDurableResults(results, vers);
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
@@ -155,6 +157,19 @@ async function keepFlowResults(results: BenchResults): Promise<void> {
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
   await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
   log('bench: flows figures kept in bench/results/flows.json; BENCHMARKS.md regenerated');
+}
+
+/** As the flows: a run of the durable scenario keeps its figures in results/durable.json. */
+async function keepDurableResults(results: BenchResults, vers: BenchResults['versions']): Promise<void> {
+  const ours = (scenario: string) => scenario.startsWith('durable-');
+  const summary = Object.fromEntries(Object.entries(results.summary).filter(([scenario]) => ours(scenario)));
+  const load = results.measurements.filter((m) => ours(m.scenario)).map(({ scenario, run, busyBefore, load1 }) => ({ scenario, run, busyBefore, load1 }));
+  const dbos = await readFile(join(benchDir, 'node_modules/@dbos-inc/dbos-sdk/package.json'), 'utf8').then((t) => (JSON.parse(t) as { version: string }).version, () => '?');
+  const kept: DurableResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: vers, dbos, summary, load };
+  await writeFile(join(benchDir, 'results/durable.json'), `${JSON.stringify(kept, null, 2)}\n`);
+  const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
+  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  log('bench: durable figures kept in bench/results/durable.json; BENCHMARKS.md regenerated');
 }
 
 function plan(opts: BenchOptions): Task[] {
@@ -205,6 +220,11 @@ function plan(opts: BenchOptions): Task[] {
       case 'flows':
         for (const shape of FLOW_SHAPES) {
           tasks.push({ scenario: flowScenario(shape), systems: jobvisorOnly, spec: { kind: 'flows', flowShape: shape, jobs: FLOW_WIDTH, concurrency: FLOW_CONCURRENCY } });
+        }
+        break;
+      case 'durable':
+        for (const shape of opts.durableShapes ?? DURABLE_SHAPES) {
+          tasks.push({ scenario: durableScenario(shape), systems: jobvisorOnly, spec: { kind: 'durable', durableShape: shape, ...durableSpec(shape) } });
         }
         break;
       case 'pgbench':

@@ -1,13 +1,15 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DURABLE_SHAPES, type DurableShape } from './durable-load.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
-export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows'] as const;
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows', 'durable'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
-/** A full run's: all but schedules and flows, which run on their own (their figures are kept
- *  in results/schedules.json and results/flows.json, and the report takes them from there). */
-const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules' && s !== 'flows');
+/** A full run's: all but schedules, flows and durable, which run on their own (their figures
+ *  are kept in results/schedules.json, flows.json and durable.json, and the report takes them
+ *  from there). */
+const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules' && s !== 'flows' && s !== 'durable');
 
 export interface Sizes {
   enqueueJobs: number;
@@ -43,6 +45,8 @@ export interface BenchOptions {
   full: boolean;
   out: string;
   reportOnly: boolean;
+  /** durable: which of its shapes (durable-load.ts); all when absent. */
+  durableShapes?: DurableShape[];
   /** Per-run timeout of a child process. */
   runTimeoutS: number;
 }
@@ -80,8 +84,9 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
-  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows, durable)
   --concurrency 10,50     drain concurrencies (default 10,50)
+  --durable a,b           the durable scenario's shapes: ${DURABLE_SHAPES.join(',')} (default all)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
   --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
@@ -100,6 +105,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       systems: { type: 'string' },
       scenarios: { type: 'string' },
       concurrency: { type: 'string' },
+      durable: { type: 'string' },
       'jobvisor-root': { type: 'string', multiple: true },
       database: { type: 'string' },
       'quiet-wait': { type: 'string' },
@@ -156,6 +162,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     full,
     out: resolve(benchDir, values.out ?? (full || values['report-only'] ? 'results/latest.json' : 'results/last-run.json')),
     reportOnly: values['report-only'] ?? false,
+    ...(values.durable === undefined ? {} : { durableShapes: list(values.durable, DURABLE_SHAPES, 'durable shape') }),
     runTimeoutS: 600,
   };
 }

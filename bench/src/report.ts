@@ -8,6 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChartSvg } from './chart.js';
 import type { BenchResults } from './results.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
+import { DRAIN_JOBS, durableScenario, type DurableResults, type DurableShape, RUN_IN_MS, SAMPLES, SLEEP_MS, SLEEPERS, STEP_CONCURRENCY, STEP_JOBS, STEPS } from './durable-load.js';
 import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
 import { median, type Spread } from './stats.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
@@ -52,9 +53,11 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   } else {
     flows = await readFile(join(paths.benchDir, 'results/flows.json'), 'utf8').then((text) => JSON.parse(text) as FlowResults, () => undefined);
   }
+  // The durable figures: from the last durable-only run.
+  const durable = await readFile(join(paths.benchDir, 'results/durable.json'), 'utf8').then((text) => JSON.parse(text) as DurableResults, () => undefined);
   // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, inspectorReads));
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, inspectorReads));
 }
 
 function renderMarkdown(
@@ -63,6 +66,7 @@ function renderMarkdown(
   optimisations: string,
   schedules: ScheduleResults | undefined,
   flows: FlowResults | undefined,
+  durable: DurableResults | undefined,
   inspectorReads = '',
 ): string {
   const s = r.sizes;
@@ -218,6 +222,7 @@ function renderMarkdown(
 
   if (schedules) lines.push(...scheduleSection(schedules));
   if (flows) lines.push(...flowSection(flows));
+  if (durable) lines.push(...durableSection(durable));
   if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
 
   lines.push('## How each figure is measured');
@@ -269,6 +274,7 @@ function renderMarkdown(
   lines.push('npm run bench -- --jobvisor-root /tmp/jv-before --systems jobvisor   # another checkout\'s src/');
   lines.push('npm run bench -- --scenarios schedules   # the schedules figures alone (~5 min), kept in bench/results/schedules.json');
   lines.push('npm run bench -- --scenarios flows --runs 1   # the flows figures alone (~1 min a run), kept in bench/results/flows.json');
+  lines.push('npm run bench -- --scenarios durable   # the durable jobs figures alone (~10 min), kept in bench/results/durable.json; --durable wake,steps … for some shapes');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -370,6 +376,91 @@ function scheduleSection(r: ScheduleResults): string[] {
     row('tick enqueued after its time, p99 (ms)', 'tickLagP99Ms'),
     '',
   ];
+}
+
+/** Durable jobs (issue 23): steps against plain jobs and DBOS Transact, wake-ups, sleepers. */
+function durableSection(r: DurableResults): string[] {
+  const get = (shape: DurableShape, metric: string) => r.summary[durableScenario(shape)]?.jobvisor?.[metric];
+  const med = (shape: DurableShape, metric: string) => get(shape, metric)?.median;
+  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b !== 0 ? (a / b).toFixed(2) : '–');
+  const load = r.load.map((l) => `${l.scenario.replace('durable-', '')} run ${l.run}: ${pct(l.busyBefore)} busy, load ${l.load1.toFixed(2)}`).join('; ');
+  const costShapes = (['plain', 'steps', 'dbos'] as const).filter((shape) => get(shape, 'jobs'));
+  const costRow = (label: string, metric: string, digits = 0) => `| ${label} | ${costShapes.map((s) => cell(get(s, metric), digits)).join(' | ')} |`;
+  const titles = { plain: 'jobvisor, plain job', steps: `jobvisor, job of ${STEPS} steps`, dbos: `DBOS Transact ${r.dbos}, workflow of ${STEPS} steps` };
+  // One step's checkpoint: the steps job's cost over the plain job's, per step.
+  const perStep = (metric: string) => {
+    const a = med('steps', metric);
+    const b = med('plain', metric);
+    return a !== undefined && b !== undefined ? num((a - b) / STEPS, 0) : '–';
+  };
+  const lines = [
+    '## Durable jobs: steps, wake-ups, sleepers',
+    '',
+    `jobvisor @ ${r.versions.jobvisor.commit} and DBOS Transact ${r.dbos} on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, ${r.machine.cores} cores shared with other sessions, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios durable\`, bench/src/durable-load.ts). Each shape in its own process on a fresh schema, the shapes interleaved run by run, so that the ratios below were measured side by side. Machine load just before each run (share of the CPUs other processes kept busy, 1-minute load average): ${load || 'not recorded'}. Times move with that load; CPU and WAL per job much less.`,
+    '',
+  ];
+  if (costShapes.length > 0) {
+    lines.push(
+      `### A job of ${STEPS} steps against DBOS Transact's workflow of ${STEPS} steps`,
+      '',
+      `${fmtInt(STEP_JOBS)} jobs or workflows, ${STEP_CONCURRENCY} in flight, each step returning a number; after a warm-up of a tenth. jobvisor: \`enqueueMany\`, one supervisor, \`job.step\` ×${STEPS}; DBOS: \`DBOS.startWorkflow\` (its cheapest path, no queue), \`DBOS.runStep\` ×${STEPS}, its system tables in the run's schema of the same server. Timed from the enqueue (start) until every one has finished. Postgres CPU: the backends of the system's own connections; WAL: the records of the run's schema and their transactions (as the drains above).`,
+      '',
+      `| | ${costShapes.map((s) => titles[s]).join(' | ')} |`,
+      `| --- | ${costShapes.map(() => '---:').join(' | ')} |`,
+      costRow('jobs/s', 'jobsPerSec'),
+      costRow('**Postgres CPU per job (µs)**', 'pgCpuPerJobUs'),
+      costRow('**WAL per job (bytes)**', 'walBytesPerJob'),
+      costRow('of which full-page images (bytes)', 'walFpiBytesPerJob'),
+      costRow('WAL records per job', 'walRecordsPerJob', 1),
+      costRow('statements per job (the process\'s; the bench\'s own checks left out)', 'statementsPerJob', 1),
+      costRow('Node CPU per job (µs)', 'cpuPerJobUs'),
+      costRow('Node CPU per step (µs)', 'cpuPerStepUs'),
+      '',
+      `jobvisor's job of ${STEPS} steps ÷ DBOS's workflow of ${STEPS} steps: Postgres CPU ${ratio(med('steps', 'pgCpuPerJobUs'), med('dbos', 'pgCpuPerJobUs'))}×, WAL ${ratio(med('steps', 'walBytesPerJob'), med('dbos', 'walBytesPerJob'))}×, Node CPU ${ratio(med('steps', 'cpuPerJobUs'), med('dbos', 'cpuPerJobUs'))}× (the issue's target for the database: ≤ 0.5×).`,
+      '',
+      `One step's checkpoint, from the medians (the steps job's cost over the plain job's, ÷ ${STEPS}): Postgres CPU ${perStep('pgCpuPerJobUs')} µs, WAL ${perStep('walBytesPerJob')} bytes; a plain job's whole life: Postgres CPU ${num(med('plain', 'pgCpuPerJobUs'), 0)} µs, WAL ${num(med('plain', 'walBytesPerJob'), 0)} bytes. A checkpoint is one \`UPDATE\` of the job's row that appends to its \`steps\` (jsonb), fenced by the lease: a new version of the whole row (mostly a HOT update, as no indexed column changes, while the page has room), and the array grows with each step, so the tenth step writes the nine before it again. DBOS inserts a small row per step instead.`,
+      '',
+    );
+  }
+  if (get('wake', 'samples')) {
+    const w = (metric: string) => cell(get('wake', metric), 1);
+    lines.push(
+      '### Wake-up latency',
+      '',
+      `One supervisor, idle and listening (poll interval 1 s), ${SAMPLES} samples of each, one at a time. **Sleep**: \`job.sleep(${SLEEP_MS} ms)\`; how much later than ${SLEEP_MS} ms after the handler asked the handler went on (its end known to the worker that put it to sleep). **Later job**: a job enqueued with \`runIn: ${RUN_IN_MS} ms\`; how much later than that its handler started (its time learnt from the store's \`nextDueIn\`, as any worker would). **Signal**: from another connection, \`select send_signal(id, 'go')\` on a job that waits; until its handler went on. Each includes the claim, the handler's replay and, for the sleep, the suspend's own round trip.`,
+      '',
+      '| | p50 (ms) | p99 (ms) |',
+      '| --- | ---: | ---: |',
+      `| sleep's end | ${w('sleepP50Ms')} | ${w('sleepP99Ms')} |`,
+      `| later job's \`runAt\` | ${w('runInP50Ms')} | ${w('runInP99Ms')} |`,
+      `| signal | ${w('signalP50Ms')} | ${w('signalP99Ms')} |`,
+      '',
+      'The target of the issue: p50 ≤ 20 ms. Before the wake-up timer, a sleep\'s end or a `runAt` waited for the next poll: up to a poll interval (1 s), half of it on average.',
+      '',
+    );
+  }
+  if (get('idle', 'jobs') || get('sleepers', 'jobs')) {
+    const shapes = (['idle', 'sleepers'] as const).filter((shape) => get(shape, 'jobs'));
+    const row = (label: string, metric: string, digits = 0) => `| ${label} | ${shapes.map((s) => cell(get(s, metric), digits)).join(' | ')} |`;
+    const heads = { idle: 'alone', sleepers: `beside ${fmtInt(SLEEPERS)} sleeping and waiting jobs` };
+    lines.push(
+      `### ${fmtInt(SLEEPERS)} jobs sleeping or waiting`,
+      '',
+      `A drain of ${fmtInt(DRAIN_JOBS)} no-op jobs at concurrency ${STEP_CONCURRENCY} (enqueue included), alone or beside ${fmtInt(SLEEPERS)} jobs of the same queue that sleep (half, 30 days) or wait for a signal with no timeout (half), written into the table as suspend_job leaves them (steps included) before the drain; one supervisor; then the worker's heap after a full collection.`,
+      '',
+      `| | ${shapes.map((s) => heads[s]).join(' | ')} |`,
+      `| --- | ${shapes.map(() => '---:').join(' | ')} |`,
+      row('**jobs/s**', 'jobsPerSec'),
+      row('Postgres CPU per job (µs)', 'pgCpuPerJobUs'),
+      row('WAL per job (bytes)', 'walBytesPerJob'),
+      row('Node CPU per job (µs)', 'cpuPerJobUs'),
+      row('**worker heap after the drain (MB)**', 'heapUsedMb', 1),
+      '',
+      `Drain beside them ÷ alone: ${ratio(med('sleepers', 'jobsPerSec'), med('idle', 'jobsPerSec'))}× the jobs/s (the issue's target: ≥ 0.95×); heap ${ratio(med('sleepers', 'heapUsedMb'), med('idle', 'heapUsedMb'))}×. A sleeping job is a row, nothing in any process (the heap). The database is another matter: the sleeping rows sit in jobs_claim_idx beside the due ones (0017 made that index hold them), and the drain beside them wrote about twice the WAL per job, mostly full-page images; a claim index without the sleeping rows (they would be claimed through jobs_later_idx) is the change to try next. The wake-up timer's own question reads jobs_later_idx for the next two poll intervals only.`,
+      '',
+    );
+  }
+  return lines;
 }
 
 /** A fan-out of 1,000 and a fan-in against a plain drain of as many jobs (issue 16), jobvisor only. */

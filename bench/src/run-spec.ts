@@ -1,7 +1,7 @@
 import type { SystemName } from './systems/system.js';
 
 /** What one child process measures: one system, one scenario, one run, one fresh schema. */
-export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows';
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows' | 'durable';
 
 export interface RunSpec {
   kind: ScenarioKind;
@@ -23,6 +23,8 @@ export interface RunSpec {
   samples?: number;
   /** flows: which shape (flow-load.ts). */
   flowShape?: 'plain' | 'static' | 'continue';
+  /** durable: which shape (durable-load.ts). */
+  durableShape?: 'plain' | 'steps' | 'dbos' | 'wake' | 'idle' | 'sleepers';
   /** profile: where to write the .cpuprofile of the measured window. */
   profileOut?: string;
 }

@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { actorFloor } from './actor-floor.js';
+import { durableLoad } from './durable-load.js';
 import { flowLoad } from './flow-load.js';
 import { scheduleLoad } from './schedule-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
@@ -36,6 +37,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return scheduleLoad(spec, admin);
     case 'flows':
       return flowLoad(spec, admin);
+    case 'durable':
+      return durableLoad(spec, admin);
   }
 }
 

@@ -594,8 +594,22 @@ export interface JobStore {
    *  move to `sleeping` cannot miss each other. Throws JobNotFoundError when there is no such
    *  job, JobEndedError when it has ended; nothing is written then. */
   sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery>;
+  /** How long, by the store's clock, until the first job of `queues` that is claimable but
+   *  not yet due (sleeping, retrying, or pending with a later `runAt`) becomes due, if that is
+   *  within `withinMs`; null when none is. One that became due in the last `sinceMs` counts,
+   *  as 0 (it came due after the claim that asks, which could not take it). A supervisor sets
+   *  its one wake-up timer by it, so a sleep or a backoff that ends between two polls is
+   *  claimed when it ends. */
+  nextDueIn(params: NextDueQuestion): Promise<number | null>;
 
   close(): Promise<void>;
+}
+
+export interface NextDueQuestion {
+  queues: readonly string[];
+  withinMs: number;
+  /** Also jobs that came due this long ago at most (the claim round's own time). Default 0. */
+  sinceMs?: number;
 }
 
 /** A step's result to store with a running attempt. */

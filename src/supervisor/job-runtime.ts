@@ -6,7 +6,7 @@
  * `tell` it was given. It never calls back into the supervisor.
  */
 import { type Actor, createActor } from 'xstate';
-import type { JobOutcome, JobStore, Lease, LeaseRenewal } from '../adapters/store.js';
+import type { JobOutcome, JobStore, Lease, LeaseRenewal, WakeAt } from '../adapters/store.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import { exponentialBackoff } from '../machines/backoff.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
@@ -77,6 +77,8 @@ export interface JobRuntimeOptions {
   renewerFor(leaseMs: number): (lease: Lease) => Promise<LeaseRenewal>;
   /** Tells the supervisor's actor. */
   tell(event: SupervisorEvent): void;
+  /** A job held here went to sleep (or to wait for a signal) until `wake`. */
+  slept(wake: WakeAt): void;
   /** An attempt's actor is final. */
   finished(attempt: FinishedAttempt): void;
   /** XState options for every job actor (clock, inspect). */
@@ -297,7 +299,11 @@ export class JobRuntime {
             if (answer === 'cancel') this.cancelHeld(lease.id);
             return answer !== 'lost';
           }),
-        suspend: (request) => this.options.store.suspendIfRunning(request),
+        suspend: (request) =>
+          this.options.store.suspendIfRunning(request).then((answer) => {
+            if (answer.answer === 'sleeping') this.options.slept(request.wake);
+            return answer;
+          }),
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
           if (entry?.job === claimed) this.freeSlot(entry);

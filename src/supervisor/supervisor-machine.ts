@@ -12,6 +12,12 @@
  * queue, the store back); they never call into the decision. A poll or a failed claim's
  * backoff makes every queue worth asking again. Store calls are invoked promises: one per
  * claim round or reaper pass, never per job.
+ *
+ * The poll's timer is also the wake-up for jobs that become due later (a sleep's end, a
+ * backoff): waiting lasts until the poll or until the first such job the runtime knows of is
+ * due, whichever is sooner (`msUntilClaim`), so one timer serves them all. A slot freed
+ * starts the wait again (to the same poll deadline): a job of this process that went to sleep
+ * frees its slot, and the wait then counts to its wake-up.
  */
 import { and, assign, fromPromise, not, setup } from 'xstate';
 
@@ -29,6 +35,9 @@ export interface SupervisorRuntime {
   /** Claims what the planner asks for and spawns a job actor for each. */
   claim(): Promise<ClaimRound>;
   reap(): Promise<number>;
+  /** How long to wait after a claim round before the next: the poll interval's rest, or less
+   *  when a job is known to become due sooner. */
+  msUntilClaim(pollIntervalMs: number): number;
   /** Job actors not yet final, plus a claim still in flight; once stopping, not counting the
    *  jobs whose handler called stop() (they wait for the stop: the runtime ends them after). */
   busy(): boolean;
@@ -75,7 +84,7 @@ export const supervisorMachine = setup({
     reap: fromPromise<number, SupervisorRuntime>(({ input }) => input.reap()),
   },
   delays: {
-    poll: ({ context }) => context.pollIntervalMs,
+    poll: ({ context }) => context.runtime.msUntilClaim(context.pollIntervalMs),
     reaper: ({ context }) => context.reaperIntervalMs,
     grace: ({ context }) => context.graceMs,
     errorBackoff: ({ context }) =>
@@ -139,7 +148,7 @@ export const supervisorMachine = setup({
               after: { poll: { target: 'claiming', actions: 'noteAllWork' } },
               on: {
                 'supervisor.wake': { actions: 'noteWake' },
-                'supervisor.slotsFreed': {},
+                'supervisor.slotsFreed': { target: 'waiting', reenter: true },
               },
             },
             backingOff: {

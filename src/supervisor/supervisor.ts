@@ -99,6 +99,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private unsubscribe: Unsubscribe | undefined;
   /** The heartbeat row, while started. */
   private presence: WorkerPresence | undefined;
+  /** When (this clock) the first job known to become due later is due: the wake-up timer's
+   *  time. A hint only: the claim it triggers decides by the store's clock what is due. */
+  private dueAt: number | undefined;
+  /** When the store was last asked for the next due job (`nextDueIn`), and whether the next
+   *  round must ask again (a wake-up fired: something may have been early or taken). */
+  private dueAskedAt = Number.NEGATIVE_INFINITY;
+  private askDue = false;
+  private roundEndedAt = 0;
 
   constructor(
     private readonly options: SupervisorOptions,
@@ -154,6 +162,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       },
       renewerFor: (leaseMs) => this.renewerFor(leaseMs),
       tell: (event) => this.tell(event),
+      slept: (wake) => this.noteDue('delayMs' in wake ? wake.delayMs : wake.at.getTime() - Date.now()),
       finished: (attempt) => this.attemptFinished(attempt),
       actorOptions: this.actorOptions(),
     });
@@ -273,13 +282,38 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.planner.noteWork(queue);
   }
 
+  msUntilClaim(pollIntervalMs: number): number {
+    const now = this.clock.now();
+    const poll = pollIntervalMs - (now - this.roundEndedAt);
+    return Math.max(0, this.dueAt === undefined ? poll : Math.min(poll, this.dueAt - now));
+  }
+
   busy(): boolean {
     return this.jobs.awaitedByStop > 0 || this.claimsInFlight > 0;
   }
 
-  async claim(): Promise<ClaimRound> {
+  claim(): Promise<ClaimRound> {
+    const now = this.clock.now();
+    if (this.dueAt !== undefined && this.dueAt <= now) {
+      this.dueAt = undefined;
+      this.askDue = true;
+    }
+    const round = this.claimRound();
+    // The round's own promise when there is nothing to ask: no turn of the event loop added.
+    if (!this.started || !(this.askDue || now - this.dueAskedAt >= this.settings.pollIntervalMs)) return round;
+    return round.then(async (answer) => {
+      await this.learnNextDue(now);
+      this.roundEndedAt = this.clock.now();
+      return answer;
+    });
+  }
+
+  private async claimRound(): Promise<ClaimRound> {
     const requests = this.planner.plan();
-    if (requests.length === 0) return { claimed: 0 };
+    if (requests.length === 0) {
+      this.roundEndedAt = this.clock.now();
+      return { claimed: 0 };
+    }
     // One store call per distinct lease length (almost always one call in all).
     const byLease = new Map<number, ClaimQueue[]>();
     for (const r of requests) {
@@ -314,8 +348,42 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       return { claimed };
     } finally {
       this.claimsInFlight -= 1;
+      this.roundEndedAt = this.clock.now();
       this.jobs.notifySlotsFreed();
     }
+  }
+
+  /**
+   * Asks the store, after a claim round (at most once per poll interval, and after the wake-up
+   * timer fired: `claim`), when the first job of these queues that is not due yet will be,
+   * within two poll intervals. Not one timer per sleeping job: one, for the first of them;
+   * the next is learnt when it fires or at the next poll.
+   */
+  private async learnNextDue(roundStartedAt: number): Promise<void> {
+    const pollMs = this.settings.pollIntervalMs;
+    const now = this.clock.now();
+    this.askDue = false;
+    this.dueAskedAt = now;
+    try {
+      // Jobs that came due since this round's claim began count too (as due now): that claim
+      // could not have taken them.
+      const dueIn = await this.store.nextDueIn({
+        queues: [...this.queues.keys()],
+        withinMs: Math.min(2 * pollMs, MAX_TIMER_MS),
+        sinceMs: now - roundStartedAt,
+      });
+      if (dueIn !== null) this.noteDue(dueIn);
+    } catch (error) {
+      // The poll still finds the job; a store that is down is the claim's to report.
+      this.logger.debug({ err: error }, 'asking the store for the next due job failed; the poll will find it');
+    }
+  }
+
+  /** A job becomes due in `ms`: the wake-up timer is set for it if that is sooner (the wait
+   *  that follows the claim round, or a freed slot, counts to it). */
+  private noteDue(ms: number): void {
+    const at = this.clock.now() + Math.max(0, ms);
+    if (this.dueAt === undefined || at < this.dueAt) this.dueAt = at;
   }
 
   abortAll(): void {

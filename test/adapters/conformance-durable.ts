@@ -311,6 +311,24 @@ export function describeDurableConformance(current: CurrentStore, factory: Pick<
       ]);
     });
 
+    it('nextDueIn: the first sleeping, retrying or later job of the queues within the window, by the store\'s clock', async () => {
+      const sleeper = await waiting('approved', { delayMs: 5_000 });
+      await enqueue();
+      expect(await store().nextDueIn({ queues: ['q'], withinMs: 10_000 })).toBe(5_000);
+      expect(await store().nextDueIn({ queues: ['q'], withinMs: 4_000 })).toBeNull();
+      expect(await store().nextDueIn({ queues: ['other'], withinMs: 10_000 })).toBeNull();
+      await enqueue({ runIn: 3_000 });
+      clock().advance(1_000);
+      expect(await store().nextDueIn({ queues: ['other', 'q'], withinMs: 10_000 })).toBe(2_000);
+      // Due already: the claim's, not the timer's; unless it came due after the asking claim began.
+      clock().advance(4_000);
+      expect(await store().nextDueIn({ queues: ['q'], withinMs: 10_000 })).toBeNull();
+      expect(await store().nextDueIn({ queues: ['q'], withinMs: 10_000, sinceMs: 500 })).toBe(0);
+      expect(await store().nextDueIn({ queues: ['q'], withinMs: 10_000, sinceMs: 3_000 })).toBe(0);
+      const again = await claim('q', 10);
+      expect(again.map((j) => j.id)).toContain(sleeper.id);
+    });
+
     it('cancel while sleeping ends the job; it is never claimed, and a signal to it is refused', async () => {
       const claimed = await waiting('approved', { delayMs: 5_000 });
       clock().advance(10);

@@ -113,6 +113,7 @@ const modelRuntime: SupervisorRuntime = {
   busy: () => current.held > 0 || current.claim !== null,
   claim: never,
   reap: never,
+  msUntilClaim: (pollIntervalMs) => pollIntervalMs,
   abortAll: () => {},
   releaseHeld: () => {},
   claimFailed: () => {},

@@ -53,6 +53,7 @@ import type {
   TransitionCount,
   ThroughputBucket,
   Unsubscribe,
+  NextDueQuestion,
   SignalDelivery,
   StepCheckpoint,
   SuspendAnswer,
@@ -690,6 +691,21 @@ export class MemoryStore implements JobStore {
     this.#setState(job, 'sleeping', now);
     this.#appendEvent(job, 'running', sleepReason(request, until), now);
     return { answer: 'sleeping' };
+  }
+
+  async nextDueIn(params: NextDueQuestion): Promise<number | null> {
+    const now = this.#now().getTime();
+    const since = now - (params.sinceMs ?? 0);
+    const queues = new Set(params.queues);
+    let first: number | null = null;
+    for (const job of this.#jobs.values()) {
+      if (!queues.has(job.queue) || !(job.state === 'pending' || job.state === 'retrying' || job.state === 'sleeping')) continue;
+      // As the SQL store's index: a pending job counts only when enqueued for later.
+      if (job.state === 'pending' && job.runAt.getTime() <= job.createdAt.getTime()) continue;
+      const at = job.runAt.getTime();
+      if (at > since && at - now <= params.withinMs && (first === null || at < first)) first = at;
+    }
+    return first === null ? null : Math.max(0, first - now);
   }
 
   async sendSignal(params: { id: string; name: string; payload: unknown; client?: SqlClient }): Promise<SignalDelivery> {

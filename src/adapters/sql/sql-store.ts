@@ -42,6 +42,7 @@ import type {
   TransitionCount,
   ThroughputBucket,
   Unsubscribe,
+  NextDueQuestion,
   SignalDelivery,
   StepCheckpoint,
   SuspendAnswer,
@@ -55,7 +56,7 @@ import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { getThroughput } from './queries/get-throughput.js';
 import { deleteJob } from './queries/delete-job.js';
-import { checkpointStep, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
+import { checkpointStep, nextDueIn, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
 import { enqueueJobs, toInput } from './queries/enqueue-jobs.js';
 import { enqueueFlow } from './queries/enqueue-flow.js';
 import { cancelFlow, getFlow, getJobDependencies, waitForChildren } from './queries/flow-reads.js';
@@ -299,6 +300,10 @@ export class SqlJobStore implements JobStore {
 
   suspendIfRunning(params: SuspendRequest): Promise<SuspendAnswer> {
     return suspendIfRunning(this.#ctx, params);
+  }
+
+  nextDueIn(params: NextDueQuestion): Promise<number | null> {
+    return nextDueIn(this.#ctx, params);
   }
 
   // async: bad input rejects the promise, as on the memory store, rather than throwing.

@@ -5,7 +5,7 @@
  */
 import { JobEndedError, JobNotFoundError } from '../../../errors.js';
 import type { JobState } from '../../../types.js';
-import type { SignalDelivery, SqlClient, StepCheckpoint, SuspendAnswer, SuspendRequest } from '../../store.js';
+import type { NextDueQuestion, SignalDelivery, SqlClient, StepCheckpoint, SuspendAnswer, SuspendRequest } from '../../store.js';
 import { toDbId } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
@@ -30,6 +30,24 @@ const SIGNAL_JOB = defineStatement(
   'signal_job',
   (s) => `select woke, job_state from ${s.quoted}.signal_job($1::timestamptz, $2, $3, $4::jsonb)`,
 );
+
+// The predicate is jobs_later_idx's (migration 0021), so the server reads that index alone.
+export const NEXT_DUE_IN = defineStatement(
+  'next_due_in',
+  (s) => `
+select extract(epoch from min(run_at) - ${NOW}) * 1000 as due_in_ms
+from ${s.quoted}.jobs
+where (state in ('retrying', 'sleeping') or (state = 'pending' and run_at > created_at))
+  and run_at > ${NOW} - $4::float8 * interval '1 millisecond' and run_at <= ${NOW} + $3::float8 * interval '1 millisecond'
+  and queue = any($2::text[])
+`,
+);
+
+export async function nextDueIn(ctx: SqlContext, params: NextDueQuestion): Promise<number | null> {
+  if (params.queues.length === 0) return null;
+  const [row] = await ctx.run<{ due_in_ms: string | number | null }>(NEXT_DUE_IN, [ctx.now(), params.queues, params.withinMs, params.sinceMs ?? 0]);
+  return row?.due_in_ms == null ? null : Math.max(0, Number(row.due_in_ms));
+}
 
 export async function checkpointStep(ctx: SqlContext, params: StepCheckpoint): Promise<boolean> {
   const id = toDbId(params.id);
