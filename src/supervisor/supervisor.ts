@@ -372,7 +372,9 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         withinMs: Math.min(2 * pollMs, MAX_TIMER_MS),
         sinceMs: now - roundStartedAt,
       });
-      if (dueIn !== null) this.noteDue(dueIn);
+      // From when it was asked: the answer took time to come, and a timer early by it only
+      // makes a claim that finds nothing and asks again.
+      if (dueIn !== null) this.noteDue(dueIn, now);
     } catch (error) {
       // The poll still finds the job; a store that is down is the claim's to report.
       this.logger.debug({ err: error }, 'asking the store for the next due job failed; the poll will find it');
@@ -381,8 +383,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
 
   /** A job becomes due in `ms`: the wake-up timer is set for it if that is sooner (the wait
    *  that follows the claim round, or a freed slot, counts to it). */
-  private noteDue(ms: number): void {
-    const at = this.clock.now() + Math.max(0, ms);
+  private noteDue(ms: number, from = this.clock.now()): void {
+    const at = from + Math.max(0, ms);
     if (this.dueAt === undefined || at < this.dueAt) this.dueAt = at;
   }
 

@@ -66,7 +66,7 @@ describeEachStore('supervisor: waking a waiting job', (testStore) => {
   }
   const stateOf = async (id: string) => (await store.getJob({ id }))!.state;
 
-  it.skipIf(testStore.name !== 'memory')('a sleep of 2 s is claimed at 2 s, not at the next poll', async () => {
+  it('a sleep of 2 s is claimed at 2 s, not at the next poll', async () => {
     const { job } = await queue.enqueue(store, 'nap', {});
     await start('w1');
     await until('the job sleeps', async () => (await stateOf(job.id)) === 'sleeping', TURNS);
@@ -77,10 +77,7 @@ describeEachStore('supervisor: waking a waiting job', (testStore) => {
     expect(log).toEqual([`run ${job.id}`, `run ${job.id}`, `awake ${job.id}`]);
   });
 
-  // On PostgreSQL the two timer tests pass alone but time out when another test of this file
-  // ran before them (not understood yet); the memory store runs them always, and every store
-  // answers nextDueIn in the conformance suite.
-  it.skipIf(testStore.name !== 'memory')('a worker that did not put the job to sleep learns its end from the store, as a later runAt', async () => {
+  it('a worker that did not put the job to sleep learns its end from the store, as a later runAt', async () => {
     // Put to sleep by a claim of the store's own (another process, gone); the worker started
     // after it has only the store to tell it.
     const { job } = await queue.enqueue(store, 'nap', {});
