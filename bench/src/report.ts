@@ -54,7 +54,9 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   }
   // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, inspectorReads));
+  // Retention: written by src/prune.ts, likewise.
+  const prune = await readFile(join(paths.benchDir, 'results/prune.md'), 'utf8').catch(() => '');
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, inspectorReads, prune));
 }
 
 function renderMarkdown(
@@ -64,6 +66,7 @@ function renderMarkdown(
   schedules: ScheduleResults | undefined,
   flows: FlowResults | undefined,
   inspectorReads = '',
+  prune = '',
 ): string {
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
@@ -219,6 +222,7 @@ function renderMarkdown(
   if (schedules) lines.push(...scheduleSection(schedules));
   if (flows) lines.push(...flowSection(flows));
   if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
+  if (prune) lines.push(prune.trimEnd(), '');
 
   lines.push('## How each figure is measured');
   lines.push('');
