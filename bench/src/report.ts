@@ -57,7 +57,9 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   const durable = await readFile(join(paths.benchDir, 'results/durable.json'), 'utf8').then((text) => JSON.parse(text) as DurableResults, () => undefined);
   // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, inspectorReads));
+  // Retention: written by src/prune.ts, likewise.
+  const prune = await readFile(join(paths.benchDir, 'results/prune.md'), 'utf8').catch(() => '');
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, inspectorReads, prune));
 }
 
 function renderMarkdown(
@@ -68,6 +70,7 @@ function renderMarkdown(
   flows: FlowResults | undefined,
   durable: DurableResults | undefined,
   inspectorReads = '',
+  prune = '',
 ): string {
   const s = r.sizes;
   const systems = SYSTEM_NAMES;
@@ -224,6 +227,7 @@ function renderMarkdown(
   if (flows) lines.push(...flowSection(flows));
   if (durable) lines.push(...durableSection(durable));
   if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
+  if (prune) lines.push(prune.trimEnd(), '');
 
   lines.push('## How each figure is measured');
   lines.push('');

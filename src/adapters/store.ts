@@ -377,6 +377,22 @@ export interface PruneParams {
   /** Delete dead and cancelled jobs (and their history) finished before this time, and the
    *  dead-job alert dedupe rows whose last alert went out before it. */
   deadBefore?: Date;
+  /** Jobs deleted at most per batch, a positive integer; default 1,000
+   *  (DEFAULT_PRUNE_BATCH_SIZE). On SQL each batch is one statement, its own transaction, so
+   *  the WAL it writes and the locks it holds stay bounded however many jobs go. The prune
+   *  goes on until a batch deletes fewer. */
+  batchSize?: number;
+  /** Called after each batch that deleted jobs: that batch's count, and the total so far.
+   *  A throw stops the prune there (what earlier batches deleted stays deleted). */
+  onBatch?: (progress: PruneProgress) => void;
+}
+
+/** How far a `pruneJobs` has got (its `onBatch`). */
+export interface PruneProgress {
+  /** Jobs the batch just done deleted. */
+  deleted: number;
+  /** Jobs deleted so far by this prune. */
+  total: number;
 }
 
 /** A queue the store knows: recorded when its first job is enqueued, kept by `pruneJobs`. */
@@ -490,8 +506,9 @@ export interface JobStore {
   /** The job's transitions, oldest first. */
   getJobEvents(params: { id: string }): Promise<JobEvent[]>;
   countJobs(): Promise<JobCount[]>;
-  /** Deletes finished jobs and their history; returns how many jobs went. A job that a
-   *  `waiting` job waits for is kept until that one has left `waiting`. */
+  /** Deletes finished jobs and their history, `batchSize` jobs at a time; returns how many
+   *  jobs went. A job that a `waiting` or `sleeping` job depends on is kept until that one
+   *  has left that state. */
   pruneJobs(params: PruneParams): Promise<number>;
 
   // Reads and actions for the inspector: each bounded, whatever the size of the table.

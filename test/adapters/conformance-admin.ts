@@ -4,6 +4,7 @@
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
+import { InvalidOptionError } from '../../src/errors.js';
 import { conformanceKit, type CurrentStore, FINAL_OUTCOMES, lease, sortedIds, step, T0, UNKNOWN_ID } from './conformance.js';
 
 export function describeAdminConformance(current: CurrentStore): void {
@@ -213,6 +214,79 @@ export function describeAdminConformance(current: CurrentStore): void {
       expect(sortedIds(await store().listJobs({}))).toEqual(sortedIds(live));
       for (const job of live) expect(await history(job.id)).not.toEqual([]);
       expect(await store().getJob({ id: laterDead.id })).toBeNull();
+    });
+
+    /** 7 completed and 5 dead jobs past the cutoff; live ones; a finished parent a waiting job
+     *  waits for, and one a sleeping job depends on. */
+    async function pruneScene() {
+      const finished = [];
+      for (let i = 0; i < 7; i++) finished.push(await jobIn(i % 2 ? 'skipped' : 'completed', { queue: `c${i}` }));
+      for (let i = 0; i < 5; i++) finished.push(await jobIn('dead', { queue: `d${i}` }));
+      const live = [await jobIn('pending', { queue: 'l1' }), await jobIn('running', { queue: 'l2' }), await jobIn('retrying', { queue: 'l3' })];
+      const node = (queue: string, name: string, dependsOn: { index: number; name: string; onFailure: 'cancel' }[] = []) =>
+        ({ queue, kind: 'k', payload: {}, maxAttempts: 3, node: name, dependsOn });
+      const waited = await store().enqueueFlow({
+        name: 'waited',
+        jobs: [node('fa', 'a'), node('fb', 'b'), node('fc', 'c', [{ index: 0, name: 'a', onFailure: 'cancel' }, { index: 1, name: 'b', onFailure: 'cancel' }])],
+      });
+      expect(await setState(outcome('completed', lease(await claimOne('fa'))))).toBe(true);
+      const slept = await store().enqueueFlow({ name: 'slept', jobs: [node('sp', 'p'), node('ss', 's', [{ index: 0, name: 'p', onFailure: 'cancel' }])] });
+      expect(await setState(outcome('completed', lease(await claimOne('sp'))))).toBe(true);
+      const sleeper = await claimOne('ss');
+      expect(await store().suspendIfRunning({ ...lease(sleeper), kind: 'sleep', name: 'nap', wake: { delayMs: 3_600_000 } })).toEqual({ answer: 'sleeping' });
+      clock().advance(10_000);
+      const [a, b, c] = waited.jobs;
+      const [p, sleeping] = slept.jobs;
+      return { finished, kept: [...live, a!, b!, c!, p!, sleeping!], a: a!, b: b!, p: p! };
+    }
+
+    it('deletes in batches of batchSize what one prune deletes, reporting each batch, and keeps what it keeps', async () => {
+      const { finished, kept } = await pruneScene();
+      const cutoff = now();
+      const progress: { deleted: number; total: number }[] = [];
+      const pruned = await store().pruneJobs({ completedBefore: cutoff, deadBefore: cutoff, batchSize: 5, onBatch: (at) => progress.push(at) });
+      expect(pruned).toBe(12);
+      expect(progress).toEqual([{ deleted: 5, total: 5 }, { deleted: 5, total: 10 }, { deleted: 2, total: 12 }]);
+      for (const job of finished) {
+        expect(await store().getJob({ id: job.id })).toBeNull();
+        expect(await store().getJobEvents({ id: job.id })).toEqual([]);
+      }
+      expect(sortedIds(await store().listJobs({}))).toEqual(sortedIds(kept));
+      for (const job of kept) expect(await history(job.id)).not.toEqual([]);
+      // Nothing left to find: one empty batch, no report.
+      expect(await store().pruneJobs({ completedBefore: cutoff, deadBefore: cutoff, batchSize: 5, onBatch: (at) => progress.push(at) })).toBe(0);
+      expect(progress).toHaveLength(3);
+    });
+
+    it('keeps its rules in every batch: a parent goes once no job waits for it, batch size 1 or exactly the count', async () => {
+      const { a, b, p } = await pruneScene();
+      const cutoff = now();
+      // Exactly a batch's worth: a second batch finds nothing and the prune stops.
+      expect(await store().pruneJobs({ completedBefore: cutoff, deadBefore: cutoff, batchSize: 12 })).toBe(12);
+      expect((await getJob(a.id)).state).toBe('completed');
+      expect((await getJob(p.id)).state).toBe('completed');
+      expect(await setState(outcome('completed', lease(await claimOne('fb'))))).toBe(true);
+      expect((await getJob(b.id)).state).toBe('completed');
+      clock().advance(10_000);
+      const progress: number[] = [];
+      const later = now();
+      expect(await store().pruneJobs({ completedBefore: later, deadBefore: later, batchSize: 1, onBatch: ({ total }) => progress.push(total) })).toBe(2);
+      expect(progress).toEqual([1, 2]);
+      for (const job of [a, b]) expect(await store().getJob({ id: job.id })).toBeNull();
+      // p: its dependent still sleeps.
+      expect((await getJob(p.id)).state).toBe('completed');
+    });
+
+    it('refuses a batchSize that is not a positive integer, deleting nothing', async () => {
+      const old = await jobIn('completed');
+      clock().advance(10_000);
+      for (const batchSize of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '10' as unknown as number]) {
+        const error = await store().pruneJobs({ completedBefore: now(), batchSize }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidOptionError);
+        expect(error).toMatchObject({ option: 'batchSize' });
+        await expect(store().pruneJobs({ batchSize })).rejects.toBeInstanceOf(InvalidOptionError);
+      }
+      expect((await getJob(old.id)).state).toBe('completed');
     });
   });
 }

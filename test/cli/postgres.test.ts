@@ -255,6 +255,18 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       expect(await store.getJob({ id: job.id })).toBeNull();
     });
 
+    it('prune --batch-size: every job past the cutoff, a batch at a time; no progress line off a terminal', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { job } = await cliJson(['enqueue', 'emails', 'welcome', '{}', ...db]);
+        await cliJson(['cancel', job.id, ...db]);
+        ids.push(job.id);
+      }
+      const result = await cli(['prune', '--dead-older-than', '0s', '--batch-size', '2', '--json', ...db]);
+      expect([result.code, JSON.parse(result.stdout), result.stderr]).toEqual([0, { pruned: 3 }, '']);
+      for (const id of ids) expect(await store.getJob({ id })).toBeNull();
+    });
+
     it('retry --flow: every failed job of a flow back, each waiting for its parents; retry of a node waits too', async () => {
       const flow = await store.enqueueFlow({
         name: 'f',

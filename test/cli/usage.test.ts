@@ -104,6 +104,7 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
       [['enqueue', 'q', 'k', '--priority', '1.5'], /option '--priority <n>' argument '1.5' is invalid\. expected an integer/],
       [['jobs', '--state', 'done'], /Allowed choices are pending, running, retrying, completed, dead, skipped, cancelled/],
       [['prune', '--dead-older-than', 'a while'], /expected a duration such as/],
+      [['prune', '--dead-older-than', '1d', '--batch-size', '0'], /option '--batch-size <n>' argument '0' is invalid\. expected a positive integer/],
       [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
       [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
       [['stats', '--pool-size', '1'], /option '--pool-size <n>' argument '1' is invalid\. must be an integer from 2 \(one connection listens/],

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidOptionError, JobEndedError, JobExpired, JobNotFoundError } from '../../errors.js';
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import { type ClockSteps, clockSteps } from '../clock-steps.js';
+import { pruneInBatches } from '../prune-batches.js';
 import { rescueLimit } from '../rescue-limit.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, JobStep } from '../../types.js';
 import type {
@@ -382,20 +383,24 @@ export class MemoryStore implements JobStore {
   async pruneJobs(params: PruneParams): Promise<number> {
     const completedBefore = params.completedBefore?.getTime();
     const deadBefore = params.deadBefore?.getTime();
-    let pruned = 0;
-    for (const job of [...this.#jobs.values()]) {
-      if (job.finishedAt === null) continue;
-      const finished = job.finishedAt.getTime();
-      const cutoff =
-        job.state === 'completed' || job.state === 'skipped'
-          ? completedBefore
-          : job.state === 'dead' || job.state === 'cancelled'
-            ? deadBefore
-            : undefined;
-      if (cutoff === undefined || !(finished < cutoff) || this.#waitedFor(job.id)) continue;
-      this.#forget(job);
-      pruned += 1;
-    }
+    const pruned = await pruneInBatches(params, async (limit) => {
+      let deleted = 0;
+      for (const job of this.#jobs.values()) {
+        if (deleted === limit) break;
+        if (job.finishedAt === null) continue;
+        const finished = job.finishedAt.getTime();
+        const cutoff =
+          job.state === 'completed' || job.state === 'skipped'
+            ? completedBefore
+            : job.state === 'dead' || job.state === 'cancelled'
+              ? deadBefore
+              : undefined;
+        if (cutoff === undefined || !(finished < cutoff) || this.#waitedFor(job.id)) continue;
+        this.#forget(job);
+        deleted += 1;
+      }
+      return deleted;
+    });
     if (deadBefore !== undefined) for (const [key, alert] of this.#alerts) if (alert.sentAt < deadBefore) this.#alerts.delete(key);
     return pruned;
   }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { loadMigrations } from '../../../src/adapters/sql/migrate.js';
 import { CLAIM_FAIR_JOBS, CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
+import { PRUNE_JOBS_BATCH } from '../../../src/adapters/sql/queries/prune-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
@@ -163,6 +164,51 @@ describePostgres('postgresStore', (url) => {
       expect(plan).toContain('jobs_fair_claim_idx');
       expect(plan).toContain('jobs_pkey');
       expect(plan).not.toMatch(SCANS_JOBS);
+      await store.close();
+    });
+
+    it('prunes a batch through jobs_finished_idx, never scanning the table, whether it finds jobs or none', async () => {
+      const store = postgresStore({ pool, schema });
+      const created = await store.enqueueJobs({ jobs: Array.from({ length: 5_000 }, (_, i) => ({ ...job, queue: `prune${i % 5}` })) });
+      const ids = created.map((r) => r.job.id);
+      // Most of the table finished a day ago, as on a store that prunes rarely.
+      await pool.query(
+        `update "${schema}".jobs set state = case when id % 3 = 0 then 'dead' else 'completed' end,
+           finished_at = now() - interval '1 day' where id = any($1::bigint[]) and id % 5 <> 0`,
+        [ids],
+      );
+      await pool.query(`analyze "${schema}".jobs`);
+      const batch = buildStatement(PRUNE_JOBS_BATCH, sqlSchema(schema));
+      const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+      for (const [completedBefore, deadBefore] of [
+        [ago(48), ago(48)], // finds none
+        [ago(1), null],
+        [null, ago(1)],
+        [ago(1), ago(1)],
+      ]) {
+        // Planned as the store runs it (indexScansOnly: sequential scans off, pg-driver.ts).
+        const client = await pool.connect();
+        let plan: string;
+        try {
+          await client.query('begin; set local enable_seqscan = off; set local jit = off');
+          const { rows } = await client.query(`explain (format json) ${batch.text}`, [completedBefore, deadBefore, 1_000]);
+          plan = JSON.stringify(rows[0]['QUERY PLAN']);
+        } finally {
+          await client.query('rollback');
+          client.release();
+        }
+        expect(plan).toContain('jobs_finished_idx');
+        expect(plan).not.toMatch(SCANS_JOBS);
+        // The keep-check is a lookup per job, not a hash of every waiting job's edges.
+        expect(plan).toContain('job_deps_dep_idx');
+        expect(plan).not.toContain('hashed SubPlan');
+      }
+      const cutoff = ago(1);
+      const [{ n }] = (await pool.query(`select count(*)::int as n from "${schema}".jobs where state = 'completed' and finished_at < $1`, [cutoff])).rows;
+      expect(n).toBeGreaterThan(2_000);
+      const progress: number[] = [];
+      expect(await store.pruneJobs({ completedBefore: new Date(cutoff), batchSize: 1_000, onBatch: ({ total }) => progress.push(total) })).toBe(n);
+      expect(progress).toEqual([1_000, 2_000, n]);
       await store.close();
     });
 
