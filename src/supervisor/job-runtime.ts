@@ -77,8 +77,9 @@ export interface JobRuntimeOptions {
   renewerFor(leaseMs: number): (lease: Lease) => Promise<LeaseRenewal>;
   /** Tells the supervisor's actor. */
   tell(event: SupervisorEvent): void;
-  /** A job held here went to sleep (or to wait for a signal) until `wake`. */
-  slept(wake: WakeAt): void;
+  /** A job held here went to sleep (or to wait for a signal) until `wake`, asked at `askedAt`
+   *  by the supervisor's clock (a delay counts from then, not from when the store answered). */
+  slept(wake: WakeAt, askedAt: number): void;
   /** An attempt's actor is final. */
   finished(attempt: FinishedAttempt): void;
   /** XState options for every job actor (clock, inspect). */
@@ -299,11 +300,13 @@ export class JobRuntime {
             if (answer === 'cancel') this.cancelHeld(lease.id);
             return answer !== 'lost';
           }),
-        suspend: (request) =>
-          this.options.store.suspendIfRunning(request).then((answer) => {
-            if (answer.answer === 'sleeping') this.options.slept(request.wake);
+        suspend: (request) => {
+          const askedAt = clock.now();
+          return this.options.store.suspendIfRunning(request).then((answer) => {
+            if (answer.answer === 'sleeping') this.options.slept(request.wake, askedAt);
             return answer;
-          }),
+          });
+        },
         freeSlot: (claimed) => {
           const entry = this.jobs.get(claimed.id);
           if (entry?.job === claimed) this.freeSlot(entry);

@@ -162,7 +162,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       },
       renewerFor: (leaseMs) => this.renewerFor(leaseMs),
       tell: (event) => this.tell(event),
-      slept: (wake) => this.noteDue('delayMs' in wake ? wake.delayMs : wake.at.getTime() - Date.now()),
+      slept: (wake, askedAt) => ('delayMs' in wake ? this.noteDue(wake.delayMs, askedAt) : this.noteDue(wake.at.getTime() - Date.now())),
       finished: (attempt) => this.attemptFinished(attempt),
       actorOptions: this.actorOptions(),
     });
