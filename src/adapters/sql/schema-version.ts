@@ -7,24 +7,22 @@
  */
 import { SchemaVersionError } from '../../errors.js';
 import { loadMigrations } from './migrate.js';
-import type { SchemaCheck } from '../store.js';
+import type { SchemaCheck, SqlClient } from '../store.js';
 import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 
-/** PostgreSQL's undefined_table and invalid_schema_name. */
-const NOT_THERE = new Set(['42P01', '3F000']);
-
-export async function checkSchemaVersion(driver: SqlDriver, schema: SqlSchema): Promise<SchemaCheck> {
-  let applied: { version: number; name: string; breaking?: boolean }[];
-  try {
+/** Checks through `client`: the caller's, inside their open transaction (on PGlite's one
+ *  session nothing else could run until it ends), else a transaction of the driver's. Never
+ *  fails a statement for a missing table, which would abort the caller's transaction. */
+export async function checkSchemaVersion(driver: SqlDriver, schema: SqlSchema, client?: SqlClient): Promise<SchemaCheck> {
+  const read = async (on: SqlClient) => {
+    const table = `${schema.quoted}.migrations`;
+    const { rows } = await on.query('select to_regclass($1) is not null as present', [table]);
+    if (!rows[0]?.present) return [];
     // to_jsonb: a table made before the `breaking` column existed reads as not breaking.
-    applied = await driver.transaction(async (session) =>
-      (await session.query(`select to_jsonb(m) as row from ${schema.quoted}.migrations m`)).rows.map((r: { row: never }) => r.row),
-    );
-  } catch (error) {
-    if (NOT_THERE.has((error as { code?: unknown }).code as string)) throw new SchemaVersionError(schema.name, 'unmigrated');
-    throw error;
-  }
+    return (await on.query(`select to_jsonb(m) as row from ${table} m`)).rows.map((r: { row: never }) => r.row);
+  };
+  const applied: { version: number; name: string; breaking?: boolean }[] = client ? await read(client) : await driver.transaction(read);
   if (applied.length === 0) throw new SchemaVersionError(schema.name, 'unmigrated');
   const known = await loadMigrations();
   const done = new Set(applied.map((m) => m.version));

@@ -55,8 +55,11 @@ export class SqlContext {
   /** Checks the schema's migrations against this build's (schema-version.ts), once per store:
    *  a passed check is kept, a failed one is made again by the next call (someone may have
    *  migrated meanwhile). */
-  checkSchema(): Promise<SchemaCheck> {
+  checkSchema(client?: SqlClient): Promise<SchemaCheck> {
     if (this.#schemaChecked) return Promise.resolve(this.#schemaChecked);
+    // In the caller's transaction, its own check: a shared one might be waiting for a session
+    // that this transaction holds (PGlite has one).
+    if (client) return checkSchemaVersion(this.driver, this.schema, client).then((check) => (this.#schemaChecked = check));
     this.#schemaCheck ??= checkSchemaVersion(this.driver, this.schema).then(
       (check) => (this.#schemaChecked = check),
       (error: unknown) => {
@@ -77,7 +80,7 @@ export class SqlContext {
    *  after a step of the clock, moves held leases by it first (the one session of PGlite runs
    *  the two in that order). */
   async run<Row>(definition: StatementDefinition, values: readonly unknown[], client?: SqlClient): Promise<Row[]> {
-    if (!this.#schemaChecked) await this.checkSchema();
+    if (!this.#schemaChecked) await this.checkSchema(client);
     if (client) return (await client.query(this.statement(definition).text, [...values])).rows;
     const step = this.#steps?.take() ?? 0;
     if (step !== 0) {

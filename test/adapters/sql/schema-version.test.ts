@@ -125,6 +125,21 @@ describePostgres('the schema version check (Postgres)', (url) => {
     );
   });
 
+  it('refuses inside the caller’s transaction without aborting it', async () => {
+    const schema = freshSchema('jv_version');
+    schemas.push(schema);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const error = await refusal(postgresStore({ pool, schema }).enqueueJobs({ jobs: [job], client }));
+      expect(error.reason).toBe('unmigrated');
+      expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+      await client.query('rollback');
+    } finally {
+      client.release();
+    }
+  });
+
   it('checks again after a refusal: a schema migrated meanwhile by another process is used', async () => {
     const schema = freshSchema('jv_version');
     schemas.push(schema);
@@ -174,5 +189,13 @@ describe('the schema version check (PGlite)', () => {
     await db.query(`insert into "jv_version".migrations (version, name, breaking) values (9998, '9998-a-new-claim', true)`);
     const later = pgliteStore({ db, schema: 'jv_version' });
     expect(await later.enqueueJobs({ jobs: [job] }).catch((e: unknown) => e)).toMatchObject({ reason: 'newer' });
+  });
+
+  it('checks a fresh store’s first call inside the caller’s transaction on the one session', async () => {
+    await pgliteStore({ db, schema: 'jv_version_tx' }).migrate();
+    const store = pgliteStore({ db, schema: 'jv_version_tx' });
+    // A check of its own, outside this transaction, would wait for the session forever.
+    const [result] = await db.transaction((tx) => store.enqueueJobs({ jobs: [job], client: tx }));
+    expect(result!.created).toBe(true);
   });
 });
