@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { type AnyActorRef, createActor } from 'xstate';
 import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, Unsubscribe } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
-import { InvalidOptionError } from '../errors.js';
+import { DatabaseUnavailableError, InvalidOptionError } from '../errors.js';
 import type { JobActorFinalState } from '../machines/job-machine.js';
 import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
@@ -179,8 +179,15 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       const newer = (await this.store.checkSchema?.())?.newer ?? [];
       if (newer.length > 0) this.logger.warn({ newer }, 'the schema holds migrations of a newer jobvisor (none breaking): running beside it');
     } catch (error) {
-      this.started = false;
-      throw error;
+      // A schema that does not fit is refused, and so is a migration that could not run. A
+      // database that cannot be reached for the check is ridden out, as it is once started (a
+      // worker restarted during an outage): the store checks the schema before its first
+      // statement once it is back, and claims fail until then.
+      if (this.options.migrate || !(error instanceof DatabaseUnavailableError)) {
+        this.started = false;
+        throw error;
+      }
+      this.logger.warn({ err: error }, 'cannot reach the database to check its schema; starting, and checking once it is back');
     }
     if (this.stopPromise) return;
     if (this.store.capabilities.notifications) {

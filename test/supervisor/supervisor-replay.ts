@@ -47,13 +47,12 @@ export async function replaySupervisorPath(
 
   /** What the store was asked and is answering now: a step is over once these have. */
   const inFlight = new Set<Promise<unknown>>();
-  const through = <T>(call: () => Promise<T>): Promise<T> => {
-    if (!storeUp) return Promise.reject(STORE_DOWN);
-    const answer = call();
+  const tracked = <T>(answer: Promise<T>): Promise<T> => {
     inFlight.add(answer);
     void answer.finally(() => inFlight.delete(answer)).catch(() => {});
     return answer;
   };
+  const through = <T>(call: () => Promise<T>): Promise<T> => (storeUp ? tracked(call()) : Promise.reject(STORE_DOWN));
   /** The supervisor's wake-up callback, from its start until it stops. */
   let onWake: ((queue?: string) => void) | undefined;
   const store = interceptStore(base, {
@@ -85,6 +84,12 @@ export async function replaySupervisorPath(
       }
       return through(() => base.setStatesIfRunning(params));
     },
+    // Store calls that are part of a step though no path event answers them: a step is over
+    // once they have their answers too (on a SQL store they take real time).
+    nextDueIn: (params) => through(() => base.nextDueIn(params)),
+    // The start's schema check is not part of the modelled outage (a real one makes start()
+    // reject: docs/supervisor.md), only waited for.
+    ...(base.checkSchema ? { checkSchema: () => tracked(base.checkSchema!()) } : {}),
     subscribe: async (wake) => {
       onWake = wake;
       return async () => {

@@ -1,7 +1,7 @@
 import type { JobStore } from '../../src/adapters/store.js';
 import { settle } from './sim.js';
 
-type Overrides = { [K in keyof JobStore]?: JobStore[K] extends (...args: infer A) => infer R ? (...args: A) => R : never };
+type Overrides = { [K in keyof JobStore]?: NonNullable<JobStore[K]> extends (...args: infer A) => infer R ? (...args: A) => R : never };
 
 /** `store` with some operations replaced (a fault, a delay, a wrapper that calls through to
  *  `store` itself); every other member is the store's own, bound to it. */

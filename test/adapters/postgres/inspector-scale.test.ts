@@ -77,8 +77,10 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     return JSON.stringify(rows[0]['QUERY PLAN']);
   }
 
+  /** `index` may be `a|b`: either serves (the planner picks between the unhappy jobs' index
+   *  and the finished jobs' one, migration 0026, by their sizes). */
   function expectIndexed(text: string, index: string): void {
-    expect(text).toContain(index);
+    expect(text).toMatch(new RegExp(index));
     expect(text).not.toContain('Seq Scan');
     // No node reads the payload or the result.
     expect(text).not.toMatch(/\.payload\b|\.result\b/);
@@ -112,9 +114,9 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     [{ state: 'pending' }, 'jobs_claim_idx'],
     [{ state: 'pending', queue: 'q1' }, 'jobs_claim_idx'],
     [{ state: 'retrying', kind: 'k1' }, 'jobs_claim_idx'],
-    [{ state: 'dead' }, 'jobs_unhappy_idx'],
-    [{ state: 'dead', queue: 'q3' }, 'jobs_unhappy_idx'],
-    [{ state: 'cancelled', queue: 'q3', kind: 'k0' }, 'jobs_unhappy_idx'],
+    [{ state: 'dead' }, 'jobs_unhappy_idx|jobs_finished_idx'],
+    [{ state: 'dead', queue: 'q3' }, 'jobs_unhappy_idx|jobs_finished_idx'],
+    [{ state: 'cancelled', queue: 'q3', kind: 'k0' }, 'jobs_unhappy_idx|jobs_finished_idx'],
     [{ state: 'running' }, 'jobs_lease_expiry_idx'],
     [{ state: 'waiting', queue: 'q1' }, 'jobs_waiting_idx'],
     [{ state: 'completed' }, 'jobs_pkey'],
@@ -126,9 +128,9 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
   });
 
   it.each([
-    [{ state: 'dead' }, 'jobs_unhappy_idx'],
-    [{ queue: 'q2' }, 'jobs_unhappy_idx'],
-    [{ state: 'cancelled', queue: 'q2', kind: 'k1' }, 'jobs_unhappy_idx'],
+    [{ state: 'dead' }, 'jobs_unhappy_idx|jobs_finished_idx'],
+    [{ queue: 'q2' }, 'jobs_unhappy_idx|jobs_finished_idx'],
+    [{ state: 'cancelled', queue: 'q2', kind: 'k1' }, 'jobs_unhappy_idx|jobs_finished_idx'],
   ] as Array<[JobFilters, string]>)('a bulk retry of %j picks its jobs through %s', async (filters, index) => {
     const values = [null, 10_000, ...[filters.queue, filters.kind].filter((v) => v !== undefined)];
     expectIndexed(await plan(retryStatement(filters), values), index);

@@ -140,6 +140,18 @@ describePostgres('the schema version check (Postgres)', (url) => {
     }
   });
 
+  it('a supervisor started while the database cannot be reached starts (and warns); with migrate: true it rejects', async () => {
+    const unreachable = () => postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 500 });
+    const logger = silent();
+    const queues = [defineQueue('q', { handlers: { k: () => {} } })];
+    const riding = createSupervisor({ store: unreachable(), queues, logger });
+    await riding.start();
+    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), expect.stringContaining('cannot reach the database'));
+    await riding.stop({ graceMs: 0 });
+    const migrating = createSupervisor({ store: unreachable(), queues, logger: silent(), migrate: true });
+    await expect(migrating.start()).rejects.toMatchObject({ code: 'database_unavailable' });
+  });
+
   it('checks again after a refusal: a schema migrated meanwhile by another process is used', async () => {
     const schema = freshSchema('jv_version');
     schemas.push(schema);
