@@ -8,74 +8,48 @@ import { EARLIEST_DATE, LATEST_DATE } from '../../validation.js';
 import { parseSteps } from './job-steps.js';
 import { parseTimestamptz } from './timestamptz.js';
 
-/** The select list of a job row under `alias`. Ids and tokens as text: int8 would arrive as
- *  a string from `pg` and as a number from PGlite, and a token is compared as text. */
-export function jobColumns(alias: string): string {
-  return [
-    `${alias}.id::text as id`,
-    `${alias}.queue`,
-    `${alias}.kind`,
-    `${alias}.payload`,
-    `${alias}.state`,
-    `${alias}.priority`,
-    `${alias}.run_at`,
-    `${alias}.attempt`,
-    `${alias}.max_attempts`,
-    `${alias}.unique_key`,
-    `${alias}.concurrency_key`,
-    `${alias}.worker_id`,
-    `${alias}.lease_token::text as lease_token`,
-    `${alias}.lease_expires_at`,
-    `${alias}.result`,
-    `${alias}.error`,
-    `${alias}.created_at`,
-    `${alias}.updated_at`,
-    `${alias}.finished_at`,
-    `${alias}.expires_at`,
-    `${alias}.cancel_requested_at`,
-    `${alias}.progress_percent`,
-    `${alias}.progress_message`,
-    `${alias}.progress_at`,
-    `${alias}.trace_context`,
-    `${alias}.steps`,
-    `${alias}.wait_signal`,
-  ].join(', ');
+/** A job row's columns, in the order every select list gives them. */
+const JOB_COLUMNS = [
+  'id', 'queue', 'kind', 'payload', 'state', 'priority', 'run_at', 'attempt', 'max_attempts', 'unique_key',
+  'concurrency_key', 'worker_id', 'lease_token', 'lease_expires_at', 'result', 'error', 'created_at', 'updated_at',
+  'finished_at', 'expires_at', 'cancel_requested_at', 'progress_percent', 'progress_message', 'progress_at',
+  'trace_context', 'steps', 'wait_signal',
+] as const;
+
+type ColumnSelect = (alias: string) => string;
+
+/** Ids and tokens as text: int8 would arrive as a string from `pg` and as a number from
+ *  PGlite, and a token is compared as text. */
+const AS_TEXT: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
+  id: (alias) => `${alias}.id::text as id`,
+  lease_token: (alias) => `${alias}.lease_token::text as lease_token`,
+};
+
+/** What a list leaves unread: payload, result, steps, lease token and trace context (a large
+ *  payload stays in its TOAST table), and of the error only its code and message. */
+const UNREAD_IN_LISTS: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
+  payload: () => 'null::jsonb as payload',
+  lease_token: () => 'null::text as lease_token',
+  result: () => 'null::jsonb as result',
+  error: (alias) =>
+    `case when ${alias}.error is null then null else jsonb_build_object('code', ${alias}.error -> 'code', 'message', ${alias}.error -> 'message') end as error`,
+  trace_context: () => 'null::jsonb as trace_context',
+  steps: () => "'[]'::jsonb as steps",
+};
+
+function selectList(alias: string, ...overrides: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>>[]): string {
+  const pick = (column: (typeof JOB_COLUMNS)[number]) => overrides.find((o) => o[column])?.[column]?.(alias) ?? `${alias}.${column}`;
+  return JOB_COLUMNS.map(pick).join(', ');
 }
 
-/**
- * jobColumns for a list (scanJobs): payload, result, steps, lease token and trace context are
- * not read (a large payload stays in its TOAST table), and the error only as code and message.
- */
+/** The select list of a job row under `alias`. */
+export function jobColumns(alias: string): string {
+  return selectList(alias, AS_TEXT);
+}
+
+/** jobColumns for a list (scanJobs): the same columns, with what a list never shows unread. */
 export function listingColumns(alias: string): string {
-  return [
-    `${alias}.id::text as id`,
-    `${alias}.queue`,
-    `${alias}.kind`,
-    'null::jsonb as payload',
-    `${alias}.state`,
-    `${alias}.priority`,
-    `${alias}.run_at`,
-    `${alias}.attempt`,
-    `${alias}.max_attempts`,
-    `${alias}.unique_key`,
-    `${alias}.concurrency_key`,
-    `${alias}.worker_id`,
-    'null::text as lease_token',
-    `${alias}.lease_expires_at`,
-    'null::jsonb as result',
-    `case when ${alias}.error is null then null else jsonb_build_object('code', ${alias}.error -> 'code', 'message', ${alias}.error -> 'message') end as error`,
-    `${alias}.created_at`,
-    `${alias}.updated_at`,
-    `${alias}.finished_at`,
-    `${alias}.expires_at`,
-    `${alias}.cancel_requested_at`,
-    `${alias}.progress_percent`,
-    `${alias}.progress_message`,
-    `${alias}.progress_at`,
-    'null::jsonb as trace_context',
-    "'[]'::jsonb as steps",
-    `${alias}.wait_signal`,
-  ].join(', ');
+  return selectList(alias, UNREAD_IN_LISTS, AS_TEXT);
 }
 
 /** A `timestamptz` as a driver gives it: a Date, ±Infinity for ±infinity (`pg` and PGlite

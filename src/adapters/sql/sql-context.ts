@@ -2,8 +2,7 @@
 import type { Clock } from '../../types.js';
 import type { ClockSteps } from '../clock-steps.js';
 import { checkSchemaVersion } from './schema-version.js';
-import type { SchemaCheck } from '../store.js';
-import type { SqlClient } from '../store.js';
+import type { SchemaCheck, SqlClient } from '../store.js';
 import type { SqlDriver, SqlSession, Statement } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 import { buildStatement, defineStatement } from './statement.js';
