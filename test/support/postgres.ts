@@ -39,3 +39,21 @@ export function testPool(url: string, options: pg.PoolConfig = {}): pg.Pool {
 export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   await pool.query(`drop schema if exists "${schema}" cascade`);
 }
+
+/** Vacuums and analyzes a plan test's tables so the planner's choice is the same on every run:
+ *  autovacuum kept off them (its own later sample would replace these statistics mid-file) and
+ *  a sample of up to 300,000 rows, the whole of a plan test's table (the default, 30,000 rows
+ *  picked at random, let a rare state's estimate, and so the chosen index, differ run to run).
+ *  A table of a million rows keeps the default target: its sample of 30,000 already holds
+ *  enough of each state, and a larger one costs seconds. */
+export async function settleStatistics(pool: pg.Pool, schema: string, tables: readonly string[], target = 1000): Promise<void> {
+  const names = tables.map((table) => `"${schema}".${table}`).join(', ');
+  const client = await pool.connect();
+  try {
+    for (const table of tables) await client.query(`alter table "${schema}".${table} set (autovacuum_enabled = false)`);
+    await client.query(`set default_statistics_target = ${target}`);
+    await client.query(`vacuum analyze ${names}`);
+  } finally {
+    client.release();
+  }
+}

@@ -16,7 +16,7 @@ import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/s
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement, type StatementDefinition } from '../../../src/adapters/sql/statement.js';
 import type { JobFilters } from '../../../src/adapters/store.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+import { describePostgres, dropSchema, freshSchema, settleStatistics, testPool } from '../../support/postgres.js';
 
 const SEED_JOBS = 1_000_000;
 
@@ -62,7 +62,7 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
       insert into "${schema}".job_events (job_id, from_state, to_state, attempt, worker_id, at)
       select j.id, 'running', j.state, 1, 'w1', j.created_at from "${schema}".jobs j order by j.id`);
     for (const { definition } of indexes) await pool.query(definition);
-    await pool.query(`vacuum analyze "${schema}".jobs, "${schema}".job_events`);
+    await settleStatistics(pool, schema, ['jobs', 'job_events'], 100);
   }, 240_000);
 
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { NEXT_DUE_IN } from '../../../src/adapters/sql/queries/durable-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+import { describePostgres, dropSchema, freshSchema, settleStatistics, testPool } from '../../support/postgres.js';
 
 /** The supervisor's question for its wake-up timer (`nextDueIn`) must not read the jobs that
  *  sleep or wait for a long time: 20,000 of them beside due and finished jobs, it reads
@@ -29,7 +29,7 @@ describePostgres('next due job: plan', (url) => {
       insert into "${schema}".jobs (queue, kind, payload, state, priority, run_at, attempt, max_attempts, created_at, updated_at)
       values ('q1', 'k', '{}', 'sleeping', 0, now() + interval '2 minutes', 1, 3, now(), now()),
              ('q1', 'k', '{}', 'pending', 0, now() + interval '1 minute', 0, 3, now(), now())`);
-    await pool.query(`vacuum analyze "${schema}".jobs`);
+    await settleStatistics(pool, schema, ['jobs']);
   });
 
   afterAll(async () => {
