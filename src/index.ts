@@ -7,6 +7,8 @@ export { defineQueue, buildEnqueueJob } from './queue.js';
 export { defineSchedule } from './schedule.js';
 export type { Schedule, ScheduleOptions } from './schedule.js';
 export type {
+  ChildSpec,
+  DependencyOutcome,
   EnqueueOptions,
   Handler,
   HandlerMap,
@@ -21,10 +23,9 @@ export { defineFlow, flowJob, MAX_FLOW_JOBS } from './flows/define-flow.js';
 export { enqueueFlow } from './flows/enqueue-flow.js';
 export { retryFlow } from './flows/retry-flow.js';
 export type { EnqueuedFlow } from './flows/enqueue-flow.js';
-export { ContinueAfter, continueAfter } from './flows/continue-after.js';
+export { continueAfter } from './flows/continue-after.js';
+export { ContinueAfter } from './machines/continue-after.js';
 export type {
-  ChildSpec,
-  DependencyOutcome,
   FlowDefinition,
   FlowJobOptions,
   FlowJobs,

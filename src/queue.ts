@@ -1,11 +1,10 @@
 import type { EnqueueJob, EnqueueResult, FlowDependency, JobStore, OnConflict, Debounce, OnDependencyFailure, RateLimit, SqlClient } from './adapters/store.js';
 import { InvalidOptionError } from './errors.js';
-import type { ContinueAfter } from './flows/continue-after.js';
+import type { ContinueAfter } from './machines/continue-after.js';
 import { assertJobId, assertPolicy } from './flows/flow-checks.js';
-import type { ChildSpec, DependencyOutcome } from './flows/flow-types.js';
 import { type BackoffFn, exponentialBackoff } from './machines/backoff.js';
 import { traceEnqueue } from './telemetry/tracing.js';
-import type { ClaimedJob, JobRecord, SignalResult, SignalWaitOptions } from './types.js';
+import type { ClaimedJob, JobErrorInfo, JobRecord, JobState, SignalResult, SignalWaitOptions } from './types.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   MAX_TIMER_MS,
@@ -17,6 +16,24 @@ import {
   assertPositiveInt,
   assertTimerMs,
 } from './validation.js';
+
+/** A job a handler waits for, as its handler reads it: `job.parents()`, `job.children()`. */
+export interface DependencyOutcome<R = unknown> {
+  id: string;
+  /** `completed`, or how it ended when the job runs anyway (`onFailure: 'run'`). */
+  state: JobState;
+  result: R | null;
+  error: JobErrorInfo | null;
+}
+
+/** A child a handler adds with `job.continueAfter`. */
+export interface ChildSpec extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure' | 'runIn' | 'expiresIn'> {
+  queue: string | { name: string; handlers: HandlerMap; settings: { maxAttempts: number; maxPayloadBytes: number } };
+  kind: string;
+  payload?: unknown;
+  /** What the waiting job does when this child ends dead, cancelled or skipped. Default `cancel`. */
+  onFailure?: OnDependencyFailure;
+}
 
 /** What a handler receives for one attempt. */
 export interface Job<P = unknown> {

@@ -1,25 +1,10 @@
 import type { ChildJob, JobDependency, JobStore } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
-import { assertHandledKind, buildEnqueueJob } from '../queue.js';
+import { ContinueAfter } from '../machines/continue-after.js';
+import { assertHandledKind, buildEnqueueJob, type ChildSpec, type DependencyOutcome } from '../queue.js';
 import type { JobRecord } from '../types.js';
 import { assertAbsoluteTimes, assertKey } from '../validation.js';
 import { assertPolicy } from './flow-checks.js';
-import type { ChildSpec, DependencyOutcome } from './flow-types.js';
-
-/**
- * What a handler returns to fan out and continue: `return job.continueAfter({ a: …, b: … })`.
- * The job machine writes it as the `waiting` outcome (suspending → waiting): the children are
- * added with the row's move to `waiting`, in one fenced write, so an attempt that dies before
- * it adds nothing, and keys the job added before (an earlier round) add nothing again. When
- * the last child ends the job is due again and its handler runs: its continuation, which reads
- * `job.children()`.
- */
-export class ContinueAfter {
-  readonly children: readonly ChildJob[];
-  constructor(children: readonly ChildJob[]) {
-    this.children = children;
-  }
-}
 
 /** The children by key, checked as an enqueue would check them (the handler throws, and its
  *  attempt fails, on a bad one). */

@@ -10,7 +10,6 @@
  */
 import type { OnDependencyFailure } from '../adapters/store.js';
 import type { EnqueueOptions, HandlerMap } from '../queue.js';
-import type { JobErrorInfo, JobState } from '../types.js';
 
 export type { OnDependencyFailure };
 
@@ -48,27 +47,9 @@ export interface FlowDefinition<J extends FlowJobs = FlowJobs> {
   readonly jobs: J;
 }
 
-/** A job a handler waits for, as its handler reads it: `job.parents()`, `job.children()`. */
-export interface DependencyOutcome<R = unknown> {
-  id: string;
-  /** `completed`, or how it ended when the job runs anyway (`onFailure: 'run'`). */
-  state: JobState;
-  result: R | null;
-  error: JobErrorInfo | null;
-}
-
 /** What the job `N` of flow `F` reads from `job.parents()`: each parent's result, typed from
  *  its handler. `job.parents<ParentResults<typeof flow, 'report'>>()`. */
 export type ParentResults<F extends FlowDefinition<any>, N extends keyof F['jobs']> =
   F['jobs'][N] extends FlowJobSpec<any, infer D>
     ? { [P in D & keyof F['jobs']]: F['jobs'][P] extends FlowJobSpec<infer R, any> ? R : unknown }
     : never;
-
-/** A child a handler adds with `job.continueAfter`. */
-export interface ChildSpec extends Omit<EnqueueOptions, 'client' | 'uniqueKey' | 'dependsOn' | 'onParentFailure' | 'runIn' | 'expiresIn'> {
-  queue: string | { name: string; handlers: HandlerMap; settings: { maxAttempts: number; maxPayloadBytes: number } };
-  kind: string;
-  payload?: unknown;
-  /** What the waiting job does when this child ends dead, cancelled or skipped. Default `cancel`. */
-  onFailure?: OnDependencyFailure;
-}

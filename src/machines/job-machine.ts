@@ -35,7 +35,7 @@ import { isPermanentStoreError } from '../adapters/store-errors.js';
 import { InvalidResultError, JobAbortedError, JobDeadlineExceeded, JobExpired, type SnoozeJobError } from '../errors.js';
 import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
-import { ContinueAfter } from '../flows/continue-after.js';
+import { ContinueAfter } from './continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
 import { AttemptHandle, type LateReason, type Suspension } from './attempt-handle.js';
 

@@ -1,7 +1,7 @@
 import type { JobStore, Lease } from '../adapters/store.js';
-import { type ContinueAfter, continueAfter, dependencyOutcomes } from '../flows/continue-after.js';
-import type { ChildSpec, DependencyOutcome } from '../flows/flow-types.js';
-import type { Job } from '../queue.js';
+import { continueAfter, dependencyOutcomes } from '../flows/continue-after.js';
+import type { ContinueAfter } from '../machines/continue-after.js';
+import type { ChildSpec, DependencyOutcome, Job } from '../queue.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import type { ClaimedJob, SignalResult, SignalWaitOptions } from '../types.js';
 import { DurableSteps } from './durable-steps.js';

@@ -3,7 +3,7 @@ import { createActor, type SimulatedClock, waitFor } from 'xstate';
 import type { JobOutcome, Lease, SuspendAnswer, SuspendRequest } from '../../src/adapters/store.js';
 import type { AttemptHandle } from '../../src/machines/attempt-handle.js';
 import { SnoozeJobError } from '../../src/errors.js';
-import { ContinueAfter } from '../../src/flows/continue-after.js';
+import { ContinueAfter } from '../../src/machines/continue-after.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob } from '../../src/types.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';

@@ -13,7 +13,7 @@
  * ahead of the simulated clock that drives the actor's timers: nothing fires until the next
  * step, and a timer step first lets the timers catch up.
  */
-import { ContinueAfter } from '../../src/flows/continue-after.js';
+import { ContinueAfter } from '../../src/machines/continue-after.js';
 import { expect } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import type { JobOutcome, JobStore, Lease, SuspendAnswer, SuspendRequest } from '../../src/adapters/store.js';
