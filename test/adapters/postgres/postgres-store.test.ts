@@ -7,13 +7,31 @@ import { PRUNE_JOBS_BATCH } from '../../../src/adapters/sql/queries/prune-jobs.j
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+import { describePostgres, dropSchema, freshSchema, settleStatistics, testPool } from '../../support/postgres.js';
 
 /** A sequential scan of the jobs table in a JSON plan. (The queue table, one row per queue,
  *  may be read whole: the planner's choice for a table that small.) */
 const SCANS_JOBS = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"jobs"/;
 
 const job = { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 };
+
+interface PlanNode {
+  'Index Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+/** The blocks each index's scans read, from an EXPLAIN (ANALYZE, BUFFERS) plan. A node's
+ *  counts include its children's, so only index scans (the leaves that read an index) count. */
+function indexBlocks(node: PlanNode, into = new Map<string, number>()): Map<string, number> {
+  if (node['Index Name'] !== undefined) {
+    const read = (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0);
+    into.set(node['Index Name'], (into.get(node['Index Name']) ?? 0) + read);
+  }
+  for (const child of node.Plans ?? []) indexBlocks(child, into);
+  return into;
+}
 
 describePostgres('postgresStore', (url) => {
   const schema = freshSchema('jv_pg_store');
@@ -165,6 +183,46 @@ describePostgres('postgresStore', (url) => {
       expect(plan).toContain('jobs_pkey');
       expect(plan).not.toMatch(SCANS_JOBS);
       await store.close();
+    });
+
+    it('a claim beside 20,000 sleeping jobs reads a few pages, not their entries, and still takes a due one', async () => {
+      const store = postgresStore({ pool, schema });
+      const sleepers = await store.enqueueJobs({ jobs: Array.from({ length: 20_000 }, () => ({ ...job, queue: 'asleep' })) });
+      const ids = sleepers.map((r) => Number(r.job.id));
+      // As suspend_job leaves them: asleep for 30 days, or waiting for a signal with no timeout;
+      // one of them due now.
+      await pool.query(
+        `update "${schema}".jobs set state = 'sleeping', run_at = case when id % 2 = 0 then now() + interval '30 days' else '9999-12-31' end
+         where id = any($1::bigint[])`,
+        [ids],
+      );
+      await pool.query(`update "${schema}".jobs set run_at = now() - interval '1 second' where id = $1`, [ids[0]]);
+      await store.enqueueJobs({ jobs: [{ ...job, queue: 'asleep', payload: { due: 1 } }, { ...job, queue: 'asleep', payload: { due: 2 } }] });
+      await settleStatistics(pool, schema, ['jobs']);
+      const claim = buildStatement(CLAIM_JOBS, sqlSchema(schema));
+      const input = JSON.stringify([{ queue: 'asleep', lim: 10 }]);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const { rows } = await client.query(`explain (analyze, buffers, format json) ${claim.text}`, [null, input, 'w', 1_000]);
+        await client.query('rollback');
+        const blocks = indexBlocks(rows[0]['QUERY PLAN'][0].Plan);
+        const total = [...blocks.values()].reduce((sum, n) => sum + n, 0);
+        // A few pages of each index and the claimed rows' own (about 30 in all); reading the
+        // sleepers, by any index, is hundreds (20,000 entries and their rows: 600 through
+        // the primary key when jobs_claim_idx held them).
+        expect(total, JSON.stringify([...blocks])).toBeLessThan(100);
+      } finally {
+        client.release();
+      }
+      const claimed = await store.claimJobs({ workerId: 'w', leaseMs: 1_000, queues: [{ queue: 'asleep', limit: 10 }] });
+      expect(claimed.map((c) => c.id).sort()).toEqual([String(ids[0]), ...(await dueIds())].sort());
+      await store.close();
+
+      async function dueIds(): Promise<string[]> {
+        const { rows } = await pool.query(`select id::text from "${schema}".jobs where queue = 'asleep' and payload ? 'due'`);
+        return rows.map((row: { id: string }) => row.id);
+      }
     });
 
     it('prunes a batch through jobs_finished_idx, never scanning the table, whether it finds jobs or none', async () => {

@@ -11,16 +11,17 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  *
  * Each statement's text is built for the filters given (a state as a literal, a queue or kind
  * condition only when one is given), so that the planner proves the partial index that holds
- * the state: jobs_claim_idx (pending, retrying, sleeping), jobs_lease_expiry_idx (running),
+ * the state: jobs_claim_idx (pending, retrying), jobs_later_idx (sleeping, beside retrying and
+ * later pending jobs), jobs_lease_expiry_idx (running),
  * jobs_unhappy_idx (dead, skipped, cancelled), jobs_waiting_idx (waiting). Completed jobs
  * have none (the index would tax every completion): a count of them, or of jobs of any state
  * with a queue or kind, looks at the newest `maxScan` jobs down the primary key instead, and
  * says it is a lower bound when there were more.
  */
 const STATE_INDEX: Partial<Record<JobState, string>> = {
-  pending: "('pending', 'retrying', 'sleeping')",
-  retrying: "('pending', 'retrying', 'sleeping')",
-  sleeping: "('pending', 'retrying', 'sleeping')",
+  pending: "('pending', 'retrying')",
+  retrying: "('pending', 'retrying')",
+  sleeping: "('retrying', 'sleeping')",
   running: "('running')",
   dead: "('dead', 'skipped', 'cancelled')",
   skipped: "('dead', 'skipped', 'cancelled')",
@@ -159,7 +160,7 @@ export function cancelStatement(filters: JobFilters): StatementDefinition {
   // Without a state, one arm per partial index that holds live jobs: a bitmap scan of each.
   const states =
     filters.state === undefined
-      ? `(j.state in ${STATE_INDEX.pending} or j.state in ${STATE_INDEX.waiting} or j.state in ${STATE_INDEX.running})`
+      ? `(j.state in ${STATE_INDEX.pending} or j.state in ${STATE_INDEX.sleeping} or j.state in ${STATE_INDEX.waiting} or j.state in ${STATE_INDEX.running})`
       : stateCondition('j', filters.state);
   const { sql } = filterConditions('j', filters, 3);
   return statement(`cancel:${shape(filters)}`, () =>

@@ -12,6 +12,12 @@ import { setStatesIfRunning } from './set-states-if-running.js';
  * - The LATERAL subselect runs once per (queue, limit): `queue = … ORDER BY priority desc,
  *   run_at, id LIMIT n` is exactly jobs_claim_idx, so it reads the first n entries of that
  *   queue's claimable rows and nothing else, however long the backlog.
+ * - Sleeping jobs (durable sleeps and signal waits) are not in jobs_claim_idx (migration
+ *   0022): they would sort after the due jobs, and a claim that finds fewer than n due would
+ *   read past every one of them. `woken` takes the queue's due sleepers from jobs_later_idx
+ *   (run_at first: a range read of the rows due by now, few), and the first n of the two
+ *   sets in the claim's order are the candidates. A row locked there but not among the n
+ *   is simply passed over by other claims until this statement commits.
  * - FOR UPDATE SKIP LOCKED: concurrent claimers pass over rows another one is taking instead
  *   of waiting for it, and never take the same job.
  * - `id = any(array(…))` makes the UPDATE fetch the picked rows by primary key; a join would
@@ -48,7 +54,7 @@ import { setStatesIfRunning } from './set-states-if-running.js';
  *   avoids that too, but costs an idle worker about 0.9 ms of its enqueue-to-start latency;
  *   the Postgres driver sends the settings, the claim and the commit as one round trip.
  */
-function claimText(s: SqlSchema, order: string): string {
+function claimText(s: SqlSchema, shape: ClaimShape): string {
   return `
 with async_commit as (
   select set_config('synchronous_commit', 'off', true)
@@ -65,18 +71,38 @@ input as materialized (
   from jsonb_to_recordset($2::jsonb) as r(queue text, lim int, key_limit int, rate_max int, rate_ms float8)
   where not exists (select from ${s.quoted}.queues p where p.name = r.queue and p.paused_at is not null)
 ),
-candidates as materialized (
-  select j.*, i.key_limit
+ready as materialized (
+  select j.*, i.key_limit, i.lim
   from input i
   cross join lateral (
-    select id, state, queue, concurrency_key, priority, run_at from ${s.quoted}.jobs
-    where queue = i.queue and state in ('pending', 'retrying', 'sleeping') and run_at <= ${NOW}
+    select ${shape.columns} from ${s.quoted}.jobs
+    where queue = i.queue and ${shape.where}state in ('pending', 'retrying') and run_at <= ${NOW}
       and (concurrency_key is null or concurrency_key <> all(i.full_keys))
-    order by ${order}
+    order by ${shape.order}
     limit i.lim
     for update skip locked
   ) j
   where i.lim > 0
+),
+woken as materialized (
+  select j.*, i.key_limit, i.lim
+  from input i
+  cross join lateral (
+    select ${shape.columns} from ${s.quoted}.jobs
+    where queue = i.queue and ${shape.where}state = 'sleeping' and run_at <= ${NOW}
+      and (concurrency_key is null or concurrency_key <> all(i.full_keys))
+    order by run_at, id
+    limit i.lim
+    for update skip locked
+  ) j
+  where i.lim > 0
+),
+candidates as materialized (
+  select * from (
+    select c.*, row_number() over (partition by c.queue order by ${prefixed(shape.order, 'c')}) as queue_rank
+    from (select * from ready union all select * from woken) c
+  ) c
+  where c.queue_rank <= c.lim
 ),
 key_slots as materialized (
   select k.queue, k.concurrency_key, ${s.quoted}.claim_key_slots(k.queue, k.concurrency_key, k.key_limit) as free
@@ -84,7 +110,7 @@ key_slots as materialized (
 ),
 ranked as (
   select c.id, c.state, c.queue, c.concurrency_key,
-    row_number() over (partition by c.queue, c.concurrency_key order by ${prefixed(order, 'c')}) as key_rank
+    row_number() over (partition by c.queue, c.concurrency_key order by ${prefixed(shape.order, 'c')}) as key_rank
   from candidates c
 ),
 picked as (
@@ -110,8 +136,16 @@ starts as (
 )
 select ${jobColumns('c')} from claimed c
 cross join async_commit
-order by ${prefixed(order, 'c')}
+order by ${prefixed(shape.order, 'c')}
 `;
+}
+
+/** What tells the plain claim from the fair one: the order it takes jobs in, the columns that
+ *  order reads, and a condition its index holds. */
+interface ClaimShape {
+  order: string;
+  columns: string;
+  where: string;
 }
 
 /** The claim's order with each column under `alias`. */
@@ -119,7 +153,11 @@ function prefixed(order: string, alias: string): string {
   return order.replace(/\b(priority|run_at|id|fair_rank)\b/g, `${alias}.$1`);
 }
 
-export const CLAIM_JOBS = defineStatement('claim_jobs', (s) => claimText(s, 'priority desc, run_at, id'), { indexScansOnly: true });
+export const CLAIM_JOBS = defineStatement(
+  'claim_jobs',
+  (s) => claimText(s, { order: 'priority desc, run_at, id', columns: 'id, state, queue, concurrency_key, priority, run_at', where: '' }),
+  { indexScansOnly: true },
+);
 
 /**
  * The claim of queues defined with `fairShare` (migration 0020): the same statement in the
@@ -132,9 +170,11 @@ export const CLAIM_JOBS = defineStatement('claim_jobs', (s) => claimText(s, 'pri
 export const CLAIM_FAIR_JOBS = defineStatement(
   'claim_fair_jobs',
   (s) =>
-    claimText(s, 'fair_rank, priority desc, run_at, id')
-      .replace('select id, state, queue, concurrency_key, priority, run_at from', 'select id, state, queue, concurrency_key, priority, run_at, fair_rank from')
-      .replace('and run_at <= ', 'and fair_rank is not null and run_at <= '),
+    claimText(s, {
+      order: 'fair_rank, priority desc, run_at, id',
+      columns: 'id, state, queue, concurrency_key, priority, run_at, fair_rank',
+      where: 'fair_rank is not null and ',
+    }),
   { indexScansOnly: true },
 );
 
