@@ -5,7 +5,8 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
-import { asPayloadError, toInput } from './enqueue-jobs.js';
+import { toInput } from './enqueue-input.js';
+import { asPayloadError } from './enqueue-jobs.js';
 
 /**
  * A static flow in one call of enqueue_flow (migration 0009): the jobs, their edges, the

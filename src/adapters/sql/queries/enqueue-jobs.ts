@@ -4,6 +4,7 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
+import { toInput } from './enqueue-input.js';
 import { enqueueKeyedJobs, isKeyedEnqueue } from './enqueue-keyed-jobs.js';
 import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
 
@@ -96,22 +97,4 @@ export async function asPayloadError<T>(enqueue: () => Promise<T>): Promise<T> {
     if (refused) throw new InvalidOptionError(refused[1]!, refused[2]!);
     throw error;
   }
-}
-
-export function toInput(i: number, job: EnqueueJob) {
-  return {
-    i,
-    queue: job.queue,
-    kind: job.kind,
-    payload: job.payload === undefined ? {} : job.payload,
-    priority: job.priority,
-    run_at: job.runAt,
-    run_in_ms: job.runIn,
-    max_attempts: job.maxAttempts,
-    unique_key: job.uniqueKey ?? null,
-    concurrency_key: job.concurrencyKey ?? null,
-    expires_at: job.expiresAt ?? null,
-    expires_in_ms: job.expiresIn,
-    trace_context: job.traceContext ?? null,
-  };
 }

@@ -3,7 +3,7 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
-import { toInput } from './enqueue-jobs.js';
+import { toInput } from './enqueue-input.js';
 
 /**
  * Enqueue of a call in which some job replaces a live holder of its unique key or debounces

@@ -7,7 +7,7 @@ import { defineStatement, NOW } from '../statement.js';
 
 /**
  * The CTEs every enqueue statement starts with, the input as one jsonb array of objects as
- * `toInput` (enqueue-jobs.ts) makes them:
+ * `toInput` (enqueue-input.ts) makes them:
  * - `numbered`: ids drawn in input order before the insert, so each inserted row maps back
  *   to its input (by id order, or by id when some inputs are not inserted); and each job's
  *   times by the store's clock: `due` (runAt, now + runIn, or now) and `expiry` (expiresAt or

@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../../../errors.js';
 import type { ScheduleAdvance } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
-import { toInput } from './enqueue-jobs.js';
+import { toInput } from './enqueue-input.js';
 
 /**
  * Schedules advance by compare-and-set, with their ticks' jobs, in one statement.
