@@ -23,14 +23,12 @@ import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
 import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
 import { queryCount } from './query-counter.js';
+import type { DurableShape } from './durable-shapes.js';
 import type { BenchResults } from './results.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { openServerWindow, systemConnectionString } from './server-cost.js';
 import { percentile } from './stats.js';
 
-export const DURABLE_SHAPES = ['plain', 'steps', 'dbos', 'wake', 'idle', 'sleepers'] as const;
-export type DurableShape = (typeof DURABLE_SHAPES)[number];
-export const durableScenario = (shape: DurableShape) => `durable-${shape}`;
 export const STEPS = 10;
 export const STEP_JOBS = 1_000;
 export const STEP_CONCURRENCY = 50;

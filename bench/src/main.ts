@@ -16,7 +16,8 @@ import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } fro
 import { writeReport } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
-import { DURABLE_SHAPES, durableScenario, durableSpec, type DurableResults } from './durable-load.js';
+import { durableSpec, type DurableResults } from './durable-load.js';
+import { DURABLE_SHAPES, durableScenario } from './durable-shapes.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';

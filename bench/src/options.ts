@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DURABLE_SHAPES, type DurableShape } from './durable-load.js';
+import { DURABLE_SHAPES, type DurableShape } from './durable-shapes.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
