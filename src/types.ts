@@ -93,6 +93,12 @@ export interface JobRecord<P = unknown, R = unknown> {
   steps: JobStep[];
   /** While `sleeping` for a signal: its name. */
   waitingForSignal: string | null;
+  /** On a queue with `fairShare`: the tenant it was enqueued for (null: the default tenant, or
+   *  a job enqueued without `fairShare`). */
+  tenant: string | null;
+  /** A debounced job's key (`debounce.key`): until the job is first claimed, enqueues with it
+   *  join its burst and move its `runAt`, which is when it runs. */
+  debounceKey: string | null;
 }
 
 /** One stored entry of a durable job (docs/durable-jobs.md): a step's result, a sleep, or a

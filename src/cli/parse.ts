@@ -47,6 +47,15 @@ export function parsePositiveInteger(text: string): number {
   return value;
 }
 
+/** A fair-share tenant's weight: jobs per round, as `fairShare.weight` takes it. */
+export function parseWeight(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 1_000) {
+    throw new InvalidArgumentError('expected a number above 0 and at most 1000 (jobs per round).');
+  }
+  return value;
+}
+
 /** A job id as the stores hand them out: a positive decimal integer. */
 export function parseJobId(text: string): string {
   if (!/^[1-9]\d*$/.test(text)) throw new InvalidArgumentError('expected a job id (a positive integer).');

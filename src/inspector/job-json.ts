@@ -28,6 +28,8 @@ export interface JobSummary {
 }
 
 export interface JobDetail extends Omit<JobSummary, 'error'> {
+  tenant: string | null;
+  debounceKey: string | null;
   payload: unknown;
   result: unknown;
   error: JobErrorInfo | null;

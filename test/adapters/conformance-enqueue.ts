@@ -47,6 +47,8 @@ export function describeEnqueueConformance(current: CurrentStore, factory: Store
           traceContext: null,
           steps: [],
           waitingForSignal: null,
+          tenant: null,
+          debounceKey: null,
         },
       });
       const id = result!.job.id;

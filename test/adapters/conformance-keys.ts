@@ -130,6 +130,17 @@ export function describeKeysConformance(current: () => { store: JobStore; clock:
       expect((await claim()).map((job) => [job.id, job.payload])).toEqual([[first!.job.id, { n: 2 }]]);
     });
 
+    it('a debounced job shows its key, when read, listed or claimed; a plain one none', async () => {
+      const [burst] = await enqueue({ debounce, payload: { n: 1 } });
+      const [plain] = await enqueue({ payload: { n: 0 } });
+      expect(burst!.job.debounceKey).toBe('d');
+      expect(await store().getJob({ id: burst!.job.id })).toMatchObject({ debounceKey: 'd', tenant: null });
+      expect(await store().getJob({ id: plain!.job.id })).toMatchObject({ debounceKey: null, tenant: null });
+      clock().advance(1_000);
+      // The plain job was due first.
+      expect((await claim()).map((job) => [job.id, job.debounceKey])).toEqual([[plain!.job.id, null], [burst!.job.id, 'd']]);
+    });
+
     it('runs no later than maxWaitMs after the burst\'s first enqueue', async () => {
       const [first] = await enqueue({ debounce: { ...debounce, maxWaitMs: 2_500 } });
       for (let i = 0; i < 4; i++) {
@@ -184,6 +195,17 @@ export function describeKeysConformance(current: () => { store: JobStore; clock:
     const tenantOf = (jobs: readonly ClaimedJob[]) => jobs.map((job) => (job.payload as { t: string }).t);
     const enqueueFor = (t: string | null, count: number, weight = 1) =>
       enqueue(...Array.from({ length: count }, () => ({ payload: { t: t ?? '-' }, fairShare: { tenant: t, weight } })));
+
+    it('a job shows the tenant it was enqueued for; the default tenant and a plain job show none', async () => {
+      const [a] = await enqueueFor('a', 1);
+      const [unnamed] = await enqueueFor(null, 1);
+      const [plain] = await enqueue({});
+      expect(a!.job.tenant).toBe('a');
+      expect(await store().getJob({ id: a!.job.id })).toMatchObject({ tenant: 'a', debounceKey: null });
+      expect(await store().getJob({ id: unnamed!.job.id })).toMatchObject({ tenant: null });
+      expect(await store().getJob({ id: plain!.job.id })).toMatchObject({ tenant: null });
+      expect((await fairClaim(5)).map((job) => job.tenant).sort()).toEqual(['a', null].sort());
+    });
 
     it('claims round-robin across tenants, whatever the order and size of their backlogs', async () => {
       await enqueueFor('a', 50);

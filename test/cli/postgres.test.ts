@@ -152,6 +152,17 @@ describePostgres('jobvisor CLI on PostgreSQL', (url) => {
       for (const id of [first.job.id, burst.job.id]) await store.deleteJob({ id });
     });
 
+    it('enqueue ranks a job for its tenant (--tenant, --tenant-weight), and shows it and a debounce key with the job', async () => {
+      const a = await cliJson(['enqueue', 'emails', 'report', '{}', '--tenant', 'acme', '--tenant-weight', '2', ...db]);
+      expect(a.job).toMatchObject({ tenant: 'acme', debounceKey: null });
+      const burst = await cliJson(['enqueue', 'emails', 'report', '{}', '--debounce', 'digest', '--debounce-delay', '1h', ...db]);
+      expect(burst.job).toMatchObject({ tenant: null, debounceKey: 'digest' });
+      const shown = await cli(['job', burst.job.id, ...db]);
+      expect((await cli(['job', a.job.id, ...db])).stdout).toMatch(/tenant\s+acme/);
+      expect(shown.stdout).toMatch(/debounce key\s+digest/);
+      for (const id of [a.job.id, burst.job.id]) await store.deleteJob({ id });
+    });
+
     it('enqueue takes a payload too long for the command line from a file or stdin', async () => {
       // Linux refuses one argument over 128 KiB (E2BIG: "Argument list too long").
       const text = JSON.stringify({ body: 'x'.repeat(200_000) });

@@ -116,12 +116,15 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     }
   });
 
-  it('enqueue: a bad --on-conflict, --debounce without its delay or with --run-at, refused before connecting', async () => {
+  it('enqueue: a bad --on-conflict, --debounce without its delay or with --run-at, a bad --tenant or --tenant-weight, refused before connecting', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['enqueue', 'q', 'k', '--on-conflict', 'merge'], /option '--on-conflict <mode>' argument 'merge' is invalid\. expected return, replace or replace-running/],
       [['enqueue', 'q', 'k', '--debounce', 'd'], /^jobvisor: --debounce needs --debounce-delay <duration>/],
       [['enqueue', 'q', 'k', '--debounce-delay', '5s'], /^jobvisor: --debounce-delay and --debounce-max-wait need --debounce <key>/],
       [['enqueue', 'q', 'k', '--debounce', 'd', '--debounce-delay', '5s', '--run-at', '1m'], /^jobvisor: runIn: cannot be given with debounce/],
+      [['enqueue', 'q', 'k', '--tenant-weight', '2'], /^jobvisor: --tenant-weight needs --tenant/],
+      [['enqueue', 'q', 'k', '--tenant', 'a', '--tenant-weight', '0'], /option '--tenant-weight <n>' argument '0' is invalid\. expected a number above 0 and at most 1000/],
+      [['enqueue', 'q', 'k', '--tenant', 'x'.repeat(1_001)], /^jobvisor: tenant: is 1001 bytes of UTF-8/],
     ];
     for (const [args, message] of cases) {
       const { code, line } = await fails([...args, ...NOWHERE]);

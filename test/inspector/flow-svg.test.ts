@@ -80,7 +80,7 @@ function job(id: string, state: JobState, extra: Partial<JobRecord> = {}): JobRe
     id, queue: 'q', kind: 'k', payload: {}, state, priority: 0, runAt: at, attempt: 0, maxAttempts: 3, uniqueKey: null,
     concurrencyKey: null, workerId: null, leaseToken: null, leaseExpiresAt: null, result: null, error: null, createdAt: at,
     updatedAt: at, finishedAt: null, expiresAt: null, cancelRequestedAt: null, progress: null, traceContext: null, steps: [],
-    waitingForSignal: null, ...extra,
+    waitingForSignal: null, tenant: null, debounceKey: null, ...extra,
   };
 }
 

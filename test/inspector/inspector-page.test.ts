@@ -123,6 +123,23 @@ describeBrowser('inspector page', (session) => {
     await page.screenshot({ path: `${SCREENSHOTS}/inspector-job.png`, fullPage: true });
   });
 
+  it("shows a fair queue's job's tenant, and a debounced job's key and when it runs", async () => {
+    store = memoryStore();
+    const exports = defineQueue('exports', { fairShare: true, handlers: { run: async () => {} } });
+    const { job: fair } = await exports.enqueue(store, 'run', {}, { tenant: 'acme' });
+    const { job: debounced } = await exports.enqueue(store, 'run', {}, { debounce: { key: 'digest', delayMs: 60_000 } });
+    const fields = async () => (await page.locator('#job-fields').innerText()).replace(/\s+/g, ' ');
+    await open({}, `#/jobs/${fair.id}`);
+    await waitText('#job-state .state', 'pending');
+    expect(await fields()).toContain('tenant (fair share) acme');
+    expect(await fields()).not.toContain('debounce key');
+    await open({}, `#/jobs/${debounced.id}`);
+    await waitText('#job-id', debounced.id);
+    await expect.poll(fields).toContain('debounce key digest');
+    expect(await fields()).toContain('runs at (unless the burst goes on)');
+    expect(await fields()).not.toContain('tenant (fair share)');
+  });
+
   it('retries a dead job with the token, and refuses without it', async () => {
     store = memoryStore();
     const doomed = defineQueue('doomed', {

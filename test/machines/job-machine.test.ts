@@ -31,7 +31,7 @@ function harness(
     leaseToken: 'token-1', leaseExpiresAt: new Date(clock.now() + 3_000), result: null, error: null,
     createdAt: new Date(clock.now()), updatedAt: new Date(clock.now()), finishedAt: null,
     expiresAt: options.expiresInMs === undefined ? null : new Date(clock.now() + options.expiresInMs),
-    cancelRequestedAt: null, progress: null, traceContext: null, steps: [], waitingForSignal: null,
+    cancelRequestedAt: null, progress: null, traceContext: null, steps: [], waitingForSignal: null, tenant: null, debounceKey: null,
   };
   const ports: JobPorts = {
     runHandler: (_job, abort) => { attempt = abort; signal = abort.signal; return handler.promise; },

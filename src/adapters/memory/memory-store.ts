@@ -822,6 +822,8 @@ export class MemoryStore implements JobStore {
       traceContext: input.traceContext ? toJson(input.traceContext) : null,
       steps: [],
       waitingForSignal: null,
+      tenant: fair?.tenant ?? null,
+      debounceKey: debounce?.key ?? null,
     };
     this.#jobs.set(job.id, job);
     this.#recordQueue(job.queue, now);

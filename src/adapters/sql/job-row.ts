@@ -13,7 +13,7 @@ const JOB_COLUMNS = [
   'id', 'queue', 'kind', 'payload', 'state', 'priority', 'run_at', 'attempt', 'max_attempts', 'unique_key',
   'concurrency_key', 'worker_id', 'lease_token', 'lease_expires_at', 'result', 'error', 'created_at', 'updated_at',
   'finished_at', 'expires_at', 'cancel_requested_at', 'progress_percent', 'progress_message', 'progress_at',
-  'trace_context', 'steps', 'wait_signal',
+  'trace_context', 'steps', 'wait_signal', 'tenant', 'debounce_key',
 ] as const;
 
 type ColumnSelect = (alias: string) => string;
@@ -84,6 +84,8 @@ export interface JobRow {
   trace_context: Record<string, string> | null;
   steps: unknown;
   wait_signal: string | null;
+  tenant: string | null;
+  debounce_key: string | null;
 }
 
 /** The row as a JobRecord; a time it cannot show as it is (see `readTime`) is shown as the
@@ -132,6 +134,8 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
     steps: parseSteps(row.steps),
     // Only a sleeping job waits: a cancel or the reaper ends one without clearing the name.
     waitingForSignal: row.state === 'sleeping' ? row.wait_signal : null,
+    tenant: row.tenant,
+    debounceKey: row.debounce_key,
   };
 }
 

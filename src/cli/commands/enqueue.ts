@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { Command } from 'commander';
 import type { EnqueueJob, OnConflict } from '../../adapters/store.js';
-import { assertHandledKind, buildEnqueueJob, type EnqueueOptions } from '../../queue.js';
+import { assertHandledKind, buildEnqueueJob, DEFAULTS, type EnqueueOptions } from '../../queue.js';
 import { UnknownQueueError } from '../../errors.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../validation.js';
 import { CliError, describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
 import { print, printJson } from '../output.js';
-import { parseDuration, parseInteger, parseOnConflict, parsePositiveInteger, parseRunAt } from '../parse.js';
+import { parseDuration, parseInteger, parseOnConflict, parsePositiveInteger, parseRunAt, parseWeight } from '../parse.js';
 import { loadWorkerModule } from '../worker-module.js';
 
 interface EnqueueCommandOptions extends ConnectionOptions {
@@ -18,6 +19,8 @@ interface EnqueueCommandOptions extends ConnectionOptions {
   debounce?: string;
   debounceDelay?: number;
   debounceMaxWait?: number;
+  tenant?: string;
+  tenantWeight?: number;
   maxAttempts?: number;
   workerModule?: string;
   newQueue?: boolean;
@@ -43,12 +46,17 @@ export function enqueueCommand(): Command {
     .option('--debounce <key>', 'one job per burst of enqueues with this key, run --debounce-delay after the last (not with --run-at, --unique-key)')
     .option('--debounce-delay <duration>', 'with --debounce: how long after the last enqueue of the burst it runs (500ms, 30s, 10m …)', parseDuration)
     .option('--debounce-max-wait <duration>', 'with --debounce: at most this long after the first (default: no bound)', parseDuration)
+    .option('--tenant <name>', "on a queue defined with fairShare: whose job this is (claims go round-robin across tenants) (default: the default tenant)")
+    .option('--tenant-weight <n>', "without --worker-module: the tenant's jobs per round (default: 1; with --worker-module, the queue's weights)", parseWeight)
     .option('--max-attempts <n>', "attempts before the job is dead (default: the queue's, else 3)", parsePositiveInteger)
     .option('--worker-module <path>', "check the queue and kind against this module's queues, and use the queue's settings")
     .option('--new-queue', 'allow a queue that no job in the store has used yet')
     .option('--json', 'print {"created", "job"}')
     .action(async (queue: string, kind: string, payloadArgument: string | undefined, options: EnqueueCommandOptions) => {
       const payload = await readPayload(payloadArgument, options.payloadFile);
+      if (options.tenantWeight !== undefined && (options.tenant === undefined || options.workerModule !== undefined)) {
+        throw new CliError(EXIT.usage, '--tenant-weight needs --tenant, and is taken from the queue\'s fairShare weights with --worker-module');
+      }
       const jobOptions: Omit<EnqueueOptions, 'client'> = {
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
         ...options.runAt,
@@ -58,9 +66,10 @@ export function enqueueCommand(): Command {
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
       };
       // Checked before connecting: a bad name or payload never reaches the store.
+      const withTenant = { ...jobOptions, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) };
       const job = options.workerModule
-        ? await checkedAgainstModule(options.workerModule, queue, kind, payload, jobOptions)
-        : buildEnqueueJob(queue, kind, payload, jobOptions);
+        ? await checkedAgainstModule(options.workerModule, queue, kind, payload, withTenant)
+        : buildEnqueueJob(queue, kind, payload, withTenant, unknownQueueSettings(options));
       await withStore(options, async ({ store }) => {
         if (!options.workerModule && !options.newQueue) {
           // A queue is known from its first job on, also once prune took them all.
@@ -82,6 +91,15 @@ export function enqueueCommand(): Command {
         else print(`job ${result.job.id} (${result.job.state}) already holds unique key "${job.uniqueKey}" in ${queue}: nothing enqueued`);
       });
     });
+}
+
+/** Without --worker-module the CLI cannot tell whether the queue is defined with fairShare:
+ *  with --tenant the job is ranked for its tenant as the SQL enqueue ranks it (`p_tenant`,
+ *  `p_tenant_weight`), and a queue that is not fair claims it in the plain order. */
+function unknownQueueSettings(options: EnqueueCommandOptions): Parameters<typeof buildEnqueueJob>[4] {
+  const defaults = { maxAttempts: DEFAULTS.maxAttempts, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES };
+  if (options.tenant === undefined) return defaults;
+  return { ...defaults, fairShare: { weights: new Map([[options.tenant, options.tenantWeight ?? 1]]) } };
 }
 
 /** `--debounce` and its delays, as the library's `debounce` option. */

@@ -43,6 +43,9 @@ function describeJob(job: JobRecord, events: readonly JobEvent[]): string[] {
     `  worker       ${job.workerId ?? '-'}`,
     `  payload      ${json(job.payload)}`,
   ];
+  if (job.tenant !== null) lines.push(`  tenant       ${job.tenant}`);
+  // Until its first claim, enqueues with the key join its burst and move "run at".
+  if (job.debounceKey !== null) lines.push(`  debounce key ${job.debounceKey}`);
   if (job.expiresAt) lines.push(`  expires at   ${time(job.expiresAt)}`);
   if (job.cancelRequestedAt) lines.push(`  cancel asked ${time(job.cancelRequestedAt)}`);
   if (job.progress) lines.push(`  progress     ${progressText(job.progress)}  (${time(job.progress.at)})`);

@@ -382,13 +382,16 @@ async function loadJob(id) {
     ['attempts', `${job.attempt} of ${job.maxAttempts}`],
     ['priority', job.priority],
     ['unique key', job.uniqueKey || '—'],
+    ...(job.tenant !== null ? [['tenant (fair share)', job.tenant]] : []),
+    // Until its first claim, enqueues with the key join its burst and move when it runs.
+    ...(job.debounceKey !== null ? [['debounce key', job.debounceKey]] : []),
     // The row keeps the last worker's id after its attempt: say so unless one holds it now.
     [job.state === 'running' ? 'worker' : 'last worker', job.workerId || '—'],
     ['lease expires', job.leaseExpiresAt ? time(job.leaseExpiresAt) : '—'],
     ['progress', progressText(job.progress)],
     ['expires (all attempts)', job.expiresAt ? time(job.expiresAt) : '—'],
     ['cancel requested', job.cancelRequestedAt ? time(job.cancelRequestedAt) : '—'],
-    ['run at', time(job.runAt)],
+    [job.debounceKey !== null && job.attempt === 0 ? 'runs at (unless the burst goes on)' : 'run at', time(job.runAt)],
     ['created', time(job.createdAt)],
     ['updated', time(job.updatedAt)],
     ['finished', job.finishedAt ? time(job.finishedAt) : '—'],
