@@ -293,6 +293,37 @@ export interface CountJobsUpToParams extends JobFilters {
   maxScan?: number;
 }
 
+/** A dead job's error as the grouping of dead jobs names it (groupDeadJobs). */
+export interface ErrorMatch {
+  code: string | null;
+  message: string | null;
+}
+
+export interface GroupDeadJobsParams {
+  queue: string;
+  /** The newest dead jobs of the queue read at most. Default 10,000. */
+  maxScan?: number;
+  /** Groups answered at most, most jobs first. Default 50. */
+  limit?: number;
+}
+
+/** Dead jobs that died of the same error (code and message). */
+export interface DeadJobGroup extends ErrorMatch {
+  count: number;
+  /** When the first and the last of them died. */
+  firstAt: Date;
+  lastAt: Date;
+  /** The newest of them, for a link to one. */
+  newestJobId: string;
+}
+
+export interface DeadJobGroups {
+  groups: DeadJobGroup[];
+  /** Dead jobs read; `partial`: the queue holds more than `maxScan`, the groups count the newest. */
+  examined: number;
+  partial: boolean;
+}
+
 export interface BoundedCount {
   count: number;
   /** The count is a lower bound: more match than `max`, or the count stopped at `maxScan`. */
@@ -520,8 +551,13 @@ export interface JobStore {
   /** How many jobs match the filters, exactly up to `max`, through an index where one serves. */
   countJobsUpTo(params: CountJobsUpToParams): Promise<BoundedCount>;
   /** retryJob on the newest `max` dead, cancelled or skipped jobs matching, at once: one job per
-   *  (queue, unique key) among them, none whose key a live job holds. `applied`: those retried. */
-  retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult>;
+   *  (queue, unique key) among them, none whose key a live job holds. `applied`: those retried.
+   *  With `error`, only jobs whose error has that code and message (null: none). */
+  retryJobsMatching(params: JobFilters & { max: number; error?: ErrorMatch }): Promise<BulkResult>;
+  /** The queue's dead jobs grouped by their error (code and message), most jobs first: the
+   *  newest `maxScan` of them, through the index that holds dead jobs. Retry a group with
+   *  retryJobsMatching's `error`. */
+  groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups>;
   /** cancelJob on the newest `max` pending, retrying, waiting, sleeping or running jobs
    *  matching, at once: `applied` counts those cancelled and the running ones asked to cancel
    *  (their workers abort them, as for cancelJob). */

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { toJobListing } from '../../src/adapters/job-listing.js';
 import type { JobListing, ScanJobsParams } from '../../src/adapters/store.js';
 import type { JobRecord, JobState } from '../../src/types.js';
-import { conformanceKit, type CurrentStore, ids, T0 } from './conformance.js';
+import { conformanceKit, type CurrentStore, ids, lease, T0 } from './conformance.js';
 
 export function describeReadConformance(current: CurrentStore): void {
-  const { store, now, enqueue, claimOne, getJob, jobIn } = conformanceKit(current);
+  const { store, now, enqueue, claimOne, getJob, jobIn, setState } = conformanceKit(current);
 
   describe('listJobs', () => {
     it('lists newest first, 50 by default', async () => {
@@ -251,6 +251,69 @@ export function describeReadConformance(current: CurrentStore): void {
       expect(await store().cancelJobsMatching({ queue: 'a', state: 'dead', max: 10 })).toEqual({ matched: 0, applied: 0, capped: false });
       const history = await store().getJobEvents({ id: pending.id });
       expect(history.at(-1)).toMatchObject({ fromState: 'pending', toState: 'cancelled', workerId: null });
+    });
+  });
+
+  describe('groupDeadJobs', () => {
+    const timeout = { code: 'handler_error', message: 'upstream timed out' };
+    const gone = { code: 'permanent_error', message: 'place is gone' };
+
+    /** A job of `queue` that died of `error`, `afterMs` after the last one. */
+    async function deadOf(queue: string, error: { code: string; message: string }, afterMs = 1_000): Promise<JobRecord> {
+      current().clock.advance(afterMs);
+      const created = await enqueue({ queue });
+      const claimed = await claimOne(queue);
+      expect(claimed.id).toBe(created.id);
+      expect(await setState({ ...lease(claimed), state: 'dead', error })).toBe(true);
+      return getJob(created.id);
+    }
+
+    it("groups a queue's dead jobs by code and message, most first, with the first and last death and the newest job", async () => {
+      const t1 = await deadOf('a', timeout);
+      await deadOf('a', gone);
+      await deadOf('b', timeout);
+      await jobIn('cancelled', { queue: 'a' });
+      const t2 = await deadOf('a', timeout, 60_000);
+      const g2 = await deadOf('a', gone);
+      const t3 = await deadOf('a', timeout);
+      await deadOf('a', { code: 'handler_error', message: 'upstream timed out!' });
+      const answer = await store().groupDeadJobs({ queue: 'a' });
+      expect(answer).toEqual({
+        groups: [
+          { ...timeout, count: 3, firstAt: t1.finishedAt, lastAt: t3.finishedAt, newestJobId: t3.id },
+          { ...gone, count: 2, firstAt: expect.any(Date), lastAt: g2.finishedAt, newestJobId: g2.id },
+          { code: 'handler_error', message: 'upstream timed out!', count: 1, firstAt: expect.any(Date), lastAt: expect.any(Date), newestJobId: expect.any(String) },
+        ],
+        examined: 6,
+        partial: false,
+      });
+      expect(t2.finishedAt!.getTime()).toBeGreaterThan(t1.finishedAt!.getTime());
+      expect((await store().groupDeadJobs({ queue: 'a', limit: 1 })).groups).toHaveLength(1);
+      expect(await store().groupDeadJobs({ queue: 'nope' })).toEqual({ groups: [], examined: 0, partial: false });
+    });
+
+    it('reads the newest maxScan dead jobs only, and says so', async () => {
+      await deadOf('a', gone);
+      const newer = [await deadOf('a', timeout), await deadOf('a', timeout)];
+      expect(await store().groupDeadJobs({ queue: 'a', maxScan: 2 })).toEqual({
+        groups: [{ ...timeout, count: 2, firstAt: newer[0]!.finishedAt, lastAt: newer[1]!.finishedAt, newestJobId: newer[1]!.id }],
+        examined: 2,
+        partial: true,
+      });
+      expect((await store().groupDeadJobs({ queue: 'a', maxScan: 3 })).partial).toBe(false);
+    });
+
+    it('retryJobsMatching with an error retries that group alone', async () => {
+      const timedOut = [await deadOf('a', timeout), await deadOf('a', timeout)];
+      const other = await deadOf('a', gone);
+      const otherQueue = await deadOf('b', timeout);
+      const near = await deadOf('a', { code: 'other', message: timeout.message });
+      expect(await store().retryJobsMatching({ queue: 'a', state: 'dead', error: timeout, max: 100 })).toEqual({ matched: 2, applied: 2, capped: false });
+      for (const job of timedOut) expect((await getJob(job.id)).state).toBe('pending');
+      for (const job of [other, otherQueue, near]) expect((await getJob(job.id)).state).toBe('dead');
+      // A tie in count: the group with the newer job first.
+      expect((await store().groupDeadJobs({ queue: 'a' })).groups.map((g) => g.code)).toEqual(['other', gone.code]);
+      expect(await store().retryJobsMatching({ queue: 'a', error: { code: null, message: null }, max: 100 })).toEqual({ matched: 0, applied: 0, capped: false });
     });
   });
 

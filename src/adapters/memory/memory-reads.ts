@@ -1,12 +1,16 @@
 /**
  * The inspector's reads over the memory store's maps: the same answers as the SQL statements
- * in queries/scan-jobs.ts, get-queue-backlogs.ts and count-job-transitions.ts. They return
+ * in queries/scan-jobs.ts, get-queue-backlogs.ts, group-dead-jobs.ts and count-job-transitions.ts. They return
  * the store's own objects; the store copies them on the way out.
  */
 import type { JobEvent, JobRecord } from '../../types.js';
 import type {
   BacklogState,
   CountJobTransitionsParams,
+  DeadJobGroup,
+  DeadJobGroups,
+  ErrorMatch,
+  GroupDeadJobsParams,
   QueueBacklog,
   ScanJobsParams,
   TransitionCount,
@@ -47,6 +51,35 @@ function matches(job: JobRecord, params: ScanJobsParams): boolean {
     (params.kind === undefined || job.kind === params.kind) &&
     (params.uniqueKey === undefined || job.uniqueKey === params.uniqueKey)
   );
+}
+
+/** Whether the job's error has this code and message (groupDeadJobs' grouping). */
+export function errorMatches(job: JobRecord, error: ErrorMatch): boolean {
+  return (job.error?.code ?? null) === error.code && (job.error?.message ?? null) === error.message;
+}
+
+/** `newestFirst` in id order, newest first: the queue's newest `maxScan` dead jobs by error. */
+export function groupDeadJobs(newestFirst: Iterable<JobRecord>, params: GroupDeadJobsParams): DeadJobGroups {
+  const maxScan = Math.max(1, params.maxScan ?? DEFAULT_MAX_SCAN);
+  const groups = new Map<string, DeadJobGroup>();
+  let read = 0;
+  for (const job of newestFirst) {
+    if (job.queue !== params.queue || job.state !== 'dead') continue;
+    if ((read += 1) > maxScan) break;
+    const code = job.error?.code ?? null;
+    const message = job.error?.message ?? null;
+    const diedAt = job.finishedAt ?? job.updatedAt;
+    const key = JSON.stringify([code, message]);
+    const group = groups.get(key);
+    if (!group) groups.set(key, { code, message, count: 1, firstAt: diedAt, lastAt: diedAt, newestJobId: job.id });
+    else {
+      group.count += 1;
+      if (diedAt < group.firstAt) group.firstAt = diedAt;
+      if (diedAt > group.lastAt) group.lastAt = diedAt;
+    }
+  }
+  const sorted = [...groups.values()].sort((a, b) => b.count - a.count || Number(b.newestJobId) - Number(a.newestJobId));
+  return { groups: sorted.slice(0, Math.max(1, params.limit ?? DEFAULT_SCAN_LIMIT)), examined: Math.min(read, maxScan), partial: read > maxScan };
 }
 
 export function queueBacklogs(jobs: Iterable<JobRecord>, maxCount = DEFAULT_MAX_COUNT): QueueBacklog[] {

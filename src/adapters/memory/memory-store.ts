@@ -31,6 +31,9 @@ import type {
   JobPage,
   BoundedCount,
   BulkResult,
+  DeadJobGroups,
+  ErrorMatch,
+  GroupDeadJobsParams,
   CountJobsUpToParams,
   JobFilters,
   JobStore,
@@ -62,7 +65,7 @@ import type {
 } from '../store.js';
 import { NEVER, WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
-import { countTransitions, queueBacklogs, scanJobs } from './memory-reads.js';
+import { countTransitions, errorMatches, groupDeadJobs, queueBacklogs, scanJobs } from './memory-reads.js';
 import { toJobListing } from '../job-listing.js';
 import { throughput } from './memory-throughput.js';
 import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } from '../../validation.js';
@@ -437,9 +440,11 @@ export class MemoryStore implements JobStore {
     return { count: Math.min(count, max), capped: count > max };
   }
 
-  async retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+  async retryJobsMatching(params: JobFilters & { max: number; error?: ErrorMatch }): Promise<BulkResult> {
     const max = Math.max(0, params.max);
-    const picked = this.#newestMatching(params, (job) => RETRYABLE.includes(job.state), max + 1);
+    const { error } = params;
+    const retryable = (job: JobRecord) => RETRYABLE.includes(job.state) && (error === undefined || errorMatches(job, error));
+    const picked = this.#newestMatching(params, retryable, max + 1);
     // One job per (queue, unique key), the newest: two revived holders would share the key.
     const seeds = new Map<string, string>();
     for (const job of picked.slice(0, max)) {
@@ -449,6 +454,11 @@ export class MemoryStore implements JobStore {
     const moved = this.#retryJobs([...seeds.values()], true);
     const applied = [...seeds.values()].filter((id) => moved.has(id)).length;
     return { matched: Math.min(picked.length, max), applied, capped: picked.length > max };
+  }
+
+  async groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups> {
+    const answer = groupDeadJobs([...this.#jobs.values()].reverse(), params);
+    return { ...answer, groups: answer.groups.map((group) => ({ ...group, firstAt: copyDate(group.firstAt), lastAt: copyDate(group.lastAt) })) };
   }
 
   async cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {

@@ -19,6 +19,9 @@ import type {
   JobPage,
   BoundedCount,
   BulkResult,
+  DeadJobGroups,
+  ErrorMatch,
+  GroupDeadJobsParams,
   CountJobsUpToParams,
   JobFilters,
   JobStore,
@@ -74,6 +77,7 @@ import { rescueExpiredJobs } from './queries/rescue-expired-jobs.js';
 import { retryFlow, retryJob } from './queries/retry-job.js';
 import { scanJobs } from './queries/scan-jobs.js';
 import { cancelJobsMatching, countJobsUpTo, retryJobsMatching } from './queries/bulk-jobs.js';
+import { groupDeadJobs } from './queries/group-dead-jobs.js';
 import { setProgressIfRunning } from './queries/set-progress-if-running.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
 import { SqlContext } from './sql-context.js';
@@ -214,8 +218,12 @@ export class SqlJobStore implements JobStore {
     return countJobsUpTo(this.#ctx, params);
   }
 
-  retryJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {
+  retryJobsMatching(params: JobFilters & { max: number; error?: ErrorMatch }): Promise<BulkResult> {
     return retryJobsMatching(this.#ctx, params);
+  }
+
+  groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups> {
+    return groupDeadJobs(this.#ctx, params);
   }
 
   cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {

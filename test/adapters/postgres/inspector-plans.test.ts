@@ -4,6 +4,7 @@ import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-job-transitions.js';
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
+import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
@@ -54,15 +55,17 @@ describePostgres('inspector reads: plans', (url) => {
   it.each([
     ['a window of the list', WINDOW, [null, 'pending', null, null, null, 50, 10_000], 'jobs_pkey'],
     ['running jobs', RUNNING, [null, null, null, null, 50], 'jobs_lease_expiry_idx'],
-    ['dead jobs, merged over queues', UNHAPPY, ['dead', null, null, null, null, 50], 'jobs_unhappy_idx'],
-    ['dead jobs of one queue', UNHAPPY, ['dead', 'q2', null, null, '40000', 50], 'jobs_unhappy_idx'],
+    // Either index serves a few dead jobs; the planner picks by their sizes (as in inspector-scale.test.ts).
+    ['dead jobs, merged over queues', UNHAPPY, ['dead', null, null, null, null, 50], 'jobs_unhappy_idx|jobs_finished_idx'],
+    ['dead jobs of one queue', UNHAPPY, ['dead', 'q2', null, null, '40000', 50], 'jobs_unhappy_idx|jobs_finished_idx'],
     ['a unique key', BY_UNIQUE_KEY, ['key-700', null, null, null, null, 50], 'jobs_unique_key_search_idx'],
     ['backlogs', GET_QUEUE_BACKLOGS, [10_000], 'jobs_claim_idx'],
+    ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
     ['the events after an id', EVENTS_AFTER, ['49000', 500], 'job_events_pkey'],
     ['the newest events', NEWEST_EVENTS, [100], 'job_events_pkey'],
   ] as const)('%s: through %s, no sequential scan', async (_, definition, values, index) => {
     const text = await plan(definition, [...values]);
-    expect(text, text).toContain(index);
+    expect(text, text).toMatch(new RegExp(index));
     expect(text).not.toContain('Seq Scan');
   });
 

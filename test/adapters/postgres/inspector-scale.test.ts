@@ -11,11 +11,12 @@ import { cancelStatement, countStatement, retryStatement } from '../../../src/ad
 import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-job-transitions.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
+import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER } from '../../../src/adapters/sql/queries/list-job-events.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement, type StatementDefinition } from '../../../src/adapters/sql/statement.js';
-import type { JobFilters } from '../../../src/adapters/store.js';
+import type { ErrorMatch, JobFilters } from '../../../src/adapters/store.js';
 import { describePostgres, dropSchema, freshSchema, settleStatistics, testPool } from '../../support/postgres.js';
 
 const SEED_JOBS = 1_000_000;
@@ -96,6 +97,7 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     ['dead jobs of one queue', UNHAPPY, ['dead', 'q2', null, null, '400000', 50], 'jobs_unhappy_idx'],
     ['a unique key', BY_UNIQUE_KEY, ['key-700', null, null, null, null, 50], 'jobs_unique_key_search_idx'],
     ['backlogs', GET_QUEUE_BACKLOGS, [10_000], 'jobs_claim_idx'],
+    ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
     ['the events after an id', EVENTS_AFTER, ['990000', 500], 'job_events_pkey'],
   ] as const)('%s: through %s', async (_, definition, values, index) => {
     expectIndexed(await plan(definition, values), index);
@@ -131,8 +133,10 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     [{ state: 'dead' }, 'jobs_unhappy_idx|jobs_finished_idx'],
     [{ queue: 'q2' }, 'jobs_unhappy_idx|jobs_finished_idx'],
     [{ state: 'cancelled', queue: 'q2', kind: 'k1' }, 'jobs_unhappy_idx|jobs_finished_idx'],
-  ] as Array<[JobFilters, string]>)('a bulk retry of %j picks its jobs through %s', async (filters, index) => {
-    const values = [null, 10_000, ...[filters.queue, filters.kind].filter((v) => v !== undefined)];
+    [{ state: 'dead', queue: 'q2', error: { code: 'handler_error', message: 'boom' } }, 'jobs_unhappy_idx|jobs_finished_idx'],
+  ] as Array<[JobFilters & { error?: ErrorMatch }, string]>)('a bulk retry of %j picks its jobs through %s', async (filters, index) => {
+    const error = filters.error === undefined ? [] : [filters.error.code, filters.error.message];
+    const values = [null, 10_000, ...[filters.queue, filters.kind].filter((v) => v !== undefined), ...error];
     expectIndexed(await plan(retryStatement(filters), values), index);
   });
 

@@ -1,4 +1,4 @@
-import type { BoundedCount, BulkResult, CountJobsUpToParams, JobFilters } from '../../store.js';
+import type { BoundedCount, BulkResult, CountJobsUpToParams, ErrorMatch, JobFilters } from '../../store.js';
 import type { JobState } from '../../../types.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW, type StatementDefinition } from '../statement.js';
@@ -105,15 +105,21 @@ export async function countJobsUpTo(ctx: SqlContext, params: CountJobsUpToParams
 }
 
 /**
- * $1 now, $2 max, then the queue and kind given. The newest $2 dead, cancelled or skipped
- * jobs matching, one per (queue, unique key) (two revived holders of a key would break
+ * $1 now, $2 max, then the queue and kind given, then the error's code and message when
+ * given. The newest $2 dead, cancelled or skipped jobs matching, one per (queue, unique key) (two revived holders of a key would break
  * jobs_unique_key_idx), retried at once by retry_jobs as retryJob does one (migration 0018):
  * a key a live job holds keeps its job as it is. Rows: (matched, applied, capped).
  */
-export function retryStatement(filters: JobFilters): StatementDefinition {
+export function retryStatement(filters: JobFilters & { error?: ErrorMatch }): StatementDefinition {
   const states = filters.state === undefined ? "j.state in ('dead', 'skipped', 'cancelled')" : stateCondition('j', filters.state);
-  const { sql } = filterConditions('j', filters, 3);
-  return statement(`retry:${shape(filters)}`, () =>
+  const conditions = filterConditions('j', filters, 3);
+  // A group of dead jobs (groupDeadJobs): the error's code and message, after the filters.
+  const next = 3 + conditions.values.length;
+  const sql =
+    filters.error === undefined
+      ? conditions.sql
+      : `${conditions.sql} and j.error ->> 'code' is not distinct from $${next}::text and j.error ->> 'message' is not distinct from $${next + 1}::text`;
+  return statement(`retry:${shape(filters)}${filters.error === undefined ? '' : 'e'}`, () =>
     defineStatement('retry_jobs_matching', (s) => `
 with picked as materialized (
   select j.id, j.queue, j.unique_key from ${s.quoted}.jobs j
@@ -135,9 +141,10 @@ select least((select count(*) from picked), $2::int)::int as matched,
 /** A live job took a unique key after the statement's snapshot. */
 const UNIQUE_VIOLATION = '23505';
 
-export async function retryJobsMatching(ctx: SqlContext, params: JobFilters & { max: number }): Promise<BulkResult> {
+export async function retryJobsMatching(ctx: SqlContext, params: JobFilters & { max: number; error?: ErrorMatch }): Promise<BulkResult> {
   if (params.state !== undefined && !['dead', 'skipped', 'cancelled'].includes(params.state)) return { matched: 0, applied: 0, capped: false };
-  const values = [ctx.now(), Math.max(0, params.max), ...filterConditions('j', params, 3).values];
+  const error = params.error === undefined ? [] : [params.error.code, params.error.message];
+  const values = [ctx.now(), Math.max(0, params.max), ...filterConditions('j', params, 3).values, ...error];
   for (let attempt = 1; ; attempt++) {
     try {
       const [row] = await ctx.run<BulkResult>(retryStatement(params), values);
