@@ -19,6 +19,8 @@
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
+ *   GET  /api/queues/:name/dead-groups         the queue's dead jobs grouped by error
+ *   POST /api/queues/:name/dead-groups/retry   with the token; body {"code", "message"}: that group's jobs
  *   GET  /api/jobs-count?queue&state&kind      how many jobs match, through an index (exact up to 10,000)
  *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
  *   POST /api/session               checks a token; when right, a cookie for the event stream
@@ -55,6 +57,7 @@ import {
   tokenMatches,
 } from './http.js';
 import { countMatching, runBulkAction } from './bulk.js';
+import { deadGroups, retryDeadGroup } from './dead-groups.js';
 import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { ThroughputStats } from './throughput.js';
 import { QueueStats } from './queue-stats.js';
@@ -167,6 +170,16 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       sendJson(res, 200, result);
       return;
     }
+    if (req.method === 'POST' && segments.length === 5 && segments[0] === 'api' && segments[1] === 'queues' && segments[3] === 'dead-groups' && segments[4] === 'retry') {
+      const body = await authorizeAction(req);
+      const queue = parseQueueName(segments[2]!);
+      const result = await retryDeadGroup(store, queue, body, req.headers['content-type'] ?? '');
+      logger.info({ queue, action: 'retry dead group', applied: result.applied }, 'inspector: bulk action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
     if (req.method === 'POST' && segments[0] === 'api' && segments[1] === 'queues') {
       const [, , rawName, action, ...rest] = segments;
       if (!rawName || !QUEUE_ACTIONS.includes(action as QueueAction) || rest.length > 0) {
@@ -231,6 +244,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
     if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
     if (resource === 'workers' && rawId === undefined) return sendJson(res, 200, await read.workers(readContext));
+    if (resource === 'queues' && rawId !== undefined && sub === 'dead-groups' && rest.length === 0) {
+      return sendJson(res, 200, await deadGroups(store, parseQueueName(rawId)));
+    }
     if (resource === 'machine.svg' && rawId === undefined) {
       return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, undefined));
     }

@@ -24,6 +24,8 @@ const state = {
   /** The flow page's flow, and the ids of its jobs (the transitions that redraw it). */
   flowId: null,
   flowJobIds: new Set(),
+  /** The queue page's queue. */
+  queueName: null,
 };
 
 // ── API ────────────────────────────────────────────────────────────────────────────────
@@ -165,7 +167,7 @@ async function loadQueues() {
     return el(
       'tr',
       { 'data-queue': q.queue },
-      el('td', {}, el('a', { href: `/?queue=${encodeURIComponent(q.queue)}` }, q.queue), here),
+      el('td', {}, el('a', { href: `#/queues/${encodeURIComponent(q.queue)}`, title: 'its page: counts, dead jobs by error' }, q.queue), here),
       el(
         'td',
         { class: 'queue-status' },
@@ -239,10 +241,71 @@ function queueButton(q) {
     try {
       const result = await api(`/api/queues/${encodeURIComponent(q.queue)}/${action}`, { method: 'POST' });
       flash(result.message);
-      await loadQueues();
+      await refresh();
     } catch (error) {
       flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
     }
+  });
+  return button;
+}
+
+// ── a queue's page ─────────────────────────────────────────────────────────────────────
+
+const COUNTED_STATES = ['pending', 'retrying', 'running', 'waiting', 'sleeping', 'dead', 'skipped', 'cancelled'];
+
+/** A queue's own page (#/queues/<name>): its counts, pause or resume, its dead jobs by error. */
+async function loadQueue(name) {
+  const [view, dead] = await Promise.all([api('/api/queues'), api(`/api/queues/${encodeURIComponent(name)}/dead-groups`)]);
+  if (state.queueName !== name) return;
+  const q = view.queues.find((queue) => queue.queue === name);
+  $('#queue-name').textContent = name;
+  $('#queue-jobs').href = `/?queue=${encodeURIComponent(name)}`;
+  $('#queue-status').replaceChildren(q && q.pausedAt ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}` }, 'paused') : el('span', { class: 'state active' }, 'active'));
+  $('#queue-act').replaceChildren(state.info.actions ? queueButton(q || { queue: name, pausedAt: null }) : '');
+  const filter = (jobState) => el('a', { href: `/?queue=${encodeURIComponent(name)}&state=${jobState}` }, count(q ? q.counts[jobState] : 0, view.maxCount));
+  $('#queue-counts tbody').replaceChildren(
+    el(
+      'tr',
+      {},
+      ...COUNTED_STATES.map((s) => el('td', { class: `num ${q && q.counts[s] > 0 ? s : ''}` }, filter(s))),
+      el('td', { title: q && q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, !q || q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
+    ),
+  );
+  const rows = dead.groups.map((group) =>
+    el(
+      'tr',
+      {},
+      el('td', { class: 'num' }, String(group.count)),
+      el('td', {}, group.code ?? '—'),
+      el('td', { class: 'error-cell', title: group.message ?? '' }, el('span', { class: 'clip' }, group.message ?? '—')),
+      el('td', {}, time(group.firstAt)),
+      el('td', {}, time(group.lastAt)),
+      el('td', {}, jobLink(group.newestJobId)),
+      el('td', { class: 'act-col' }, state.info.actions ? retryGroupButton(name, group) : ''),
+    ),
+  );
+  $('#dead-groups tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'no dead jobs'))]));
+  $('#dead-groups-note').textContent = dead.partial
+    ? `the newest ${dead.examined} dead jobs, grouped; older ones are not counted`
+    : `${dead.examined} dead job${dead.examined === 1 ? '' : 's'}, grouped by error code and message`;
+}
+
+function retryGroupButton(queue, group) {
+  const button = el('button', { type: 'button', 'data-group-action': 'retry' }, 'retry these');
+  button.addEventListener('click', async () => {
+    const what = `${group.code ?? 'no code'}: ${group.message ?? 'no message'}`;
+    if (!confirm(`Retry the ${group.count} dead jobs of queue ${queue} that died of "${what}"?`)) return;
+    try {
+      const result = await api(`/api/queues/${encodeURIComponent(queue)}/dead-groups/retry`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: group.code, message: group.message }),
+      });
+      flash(result.message);
+    } catch (error) {
+      flash(`retry refused (${error.status || 'error'}): ${error.message}`, 'error');
+    }
+    await refresh();
   });
   return button;
 }
@@ -638,11 +701,14 @@ function route() {
   $('#flow').hidden = state.flowId === null;
   if (state.flowId !== null) $('#flow-diagram').replaceChildren();
   state.workersPage = state.jobId === null && /^#\/workers\b/.test(location.hash);
-  $('#overview').hidden = state.jobId !== null || state.workersPage || state.flowId !== null;
+  const queueMatch = /^#\/queues\/([^?/]+)/.exec(location.hash);
+  state.queueName = queueMatch ? decodeURIComponent(queueMatch[1]) : null;
+  $('#queue').hidden = state.queueName === null;
+  $('#overview').hidden = state.jobId !== null || state.workersPage || state.flowId !== null || state.queueName !== null;
   $('#workers').hidden = !state.workersPage;
   $('#job').hidden = state.jobId === null;
   $('#tab-workers').classList.toggle('current', state.workersPage);
-  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null);
+  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null && state.queueName === null);
   return refresh();
 }
 
@@ -651,6 +717,7 @@ async function refresh() {
     if (state.jobId !== null) await loadJob(state.jobId);
     else if (state.flowId !== null) await loadFlow(state.flowId);
     else if (state.workersPage) await loadWorkers();
+    else if (state.queueName !== null) await loadQueue(state.queueName);
     else {
       fillFilterForm();
       await Promise.all([loadQueues(), loadJobs()]);
@@ -706,6 +773,7 @@ async function readView() {
   if (state.jobId !== null) return loadJob(state.jobId).catch(() => {});
   if (state.flowId !== null) return loadFlow(state.flowId).catch(() => {});
   if (state.workersPage) return loadWorkers().catch(() => {});
+  if (state.queueName !== null) return loadQueue(state.queueName).catch(() => {});
   const reads = [loadQueues()];
   // The newest page gains new jobs; an older one has its rows' states set from the events.
   if (!state.before) reads.push(loadJobs());
@@ -723,7 +791,7 @@ function onTransitions(events) {
     return;
   }
   loop.changed = true;
-  if (state.workersPage || !state.before) return;
+  if (state.workersPage || state.queueName !== null || !state.before) return;
   for (const event of events) {
     const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"]`);
     if (!row) continue;

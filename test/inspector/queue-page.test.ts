@@ -1,0 +1,87 @@
+/**
+ * A queue's own page, in headless Chromium: its counts, and its dead jobs grouped by error
+ * (code and message) with a retry per group, as sidekiq-undertaker shows a dead set. The API
+ * refuses the retry without the token, a body that names no group, and a bad queue name.
+ */
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { memoryStore } from '../../src/adapters/memory/index.js';
+import { defineQueue, PermanentJobError } from '../../src/index.js';
+import { describeBrowser } from '../support/chromium.js';
+
+const TOKEN = 'queue-page-token';
+const WAIT = { timeout: 10_000 };
+
+describeBrowser('inspector page: a queue and its dead jobs by error', (session) => {
+  let page: Page;
+
+  it('groups the dead jobs by error and retries one group from the page', async () => {
+    const store = memoryStore();
+    let failing = true;
+    const mail = defineQueue('mail', {
+      handlers: {
+        send: async (job: { payload: { fail?: string } }) => {
+          if (failing && job.payload.fail) throw new PermanentJobError(job.payload.fail);
+          return { sent: true };
+        },
+      },
+    });
+    const timedOut: string[] = [];
+    for (let i = 0; i < 3; i++) timedOut.push((await mail.enqueue(store, 'send', { fail: 'upstream timed out' })).job.id);
+    for (let i = 0; i < 2; i++) await mail.enqueue(store, 'send', { fail: 'place is gone' });
+    await mail.enqueue(store, 'send', {});
+    const supervisor = session.supervisor({ store, queues: [mail], pollIntervalMs: 20 });
+    await supervisor.start();
+    await expect.poll(async () => (await store.countJobsUpTo({ queue: 'mail', state: 'dead', max: 10 })).count, WAIT).toBe(5);
+
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    page = await session.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(inspector.url);
+    await page.locator('#live', { hasText: /^live$/ }).waitFor(WAIT);
+    await page.click('#queues tr[data-queue="mail"] td:first-child a');
+    await page.locator('#queue-name', { hasText: 'mail' }).waitFor(WAIT);
+    expect(page.url()).toMatch(/#\/queues\/mail$/);
+    expect(await page.isHidden('#overview')).toBe(true);
+    await page.locator('#queue-counts td.num.dead', { hasText: '5' }).waitFor(WAIT);
+
+    const groups = page.locator('#dead-groups tbody tr');
+    await groups.nth(1).waitFor(WAIT);
+    expect(await groups.count()).toBe(2);
+    expect(await groups.nth(0).locator('td').allTextContents()).toEqual(
+      expect.arrayContaining(['3', 'permanent_error', 'upstream timed out', timedOut.at(-1)]),
+    );
+    expect(await groups.nth(1).locator('td').nth(2).textContent()).toBe('place is gone');
+    expect(await page.textContent('#dead-groups-note')).toBe('5 dead jobs, grouped by error code and message');
+
+    await page.fill('#token', TOKEN);
+    await page.click('#token-form button[type=submit]');
+    await page.locator('#token-note', { hasText: 'accepted' }).waitFor(WAIT);
+    failing = false;
+    await groups.nth(0).locator('button[data-group-action="retry"]').click();
+    await page.locator('#flash', { hasText: '3 of 3 dead jobs of queue mail with this error retried' }).waitFor(WAIT);
+    for (const id of timedOut) await expect.poll(async () => (await store.getJob({ id }))?.state, WAIT).toBe('completed');
+    await page.locator('#queue-counts td.num.dead', { hasText: '2' }).waitFor(WAIT);
+    await page.locator('#dead-groups tbody tr', { hasText: 'place is gone' }).waitFor(WAIT);
+    await expect.poll(() => groups.count(), WAIT).toBe(1);
+  });
+
+  it('refuses a retry without the token, a body that names no group, and a bad queue name', async () => {
+    const store = memoryStore();
+    const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });
+    const retry = (body: string, headers: Record<string, string>) =>
+      fetch(`${inspector.url}api/queues/mail/dead-groups/retry`, { method: 'POST', headers, body });
+    const json = { 'content-type': 'application/json' };
+    expect((await retry('{"code": null, "message": null}', json)).status).toBe(403);
+    const authorized = { ...json, 'x-jobvisor-token': TOKEN };
+    const refusal = await retry('{"code": 1, "message": "boom"}', authorized);
+    expect(refusal.status).toBe(400);
+    expect(((await refusal.json()) as { error: string }).error).toBe('code: must be a string or null, as the group shows it');
+    expect((await retry('[]', authorized)).status).toBe(400);
+    expect((await retry('code=x', { 'x-jobvisor-token': TOKEN, 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+    const none = await retry('{"code": "x", "message": "y"}', authorized);
+    expect(await none.json()).toEqual({ matched: 0, applied: 0, capped: false, message: '0 of 0 dead jobs of queue mail with this error retried' });
+    expect((await fetch(`${inspector.url}api/queues/${encodeURIComponent('no good')}/dead-groups`)).status).toBe(400);
+    expect(await (await fetch(`${inspector.url}api/queues/mail/dead-groups`)).json()).toEqual({ groups: [], examined: 0, partial: false });
+  });
+});
