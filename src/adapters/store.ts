@@ -7,7 +7,7 @@
  * Time: each store reads "now" from its own clock (the memory store from an injected
  * `Clock`; the SQL stores from the database unless a clock is injected for tests).
  */
-import type { ClaimedJob, JobErrorInfo, JobEvent, JobRecord, JobState } from '../types.js';
+import type { ClaimedJob, JobErrorInfo, JobEvent, JobRecord, JobState, JsonValue } from '../types.js';
 
 /** The structural type of a SQL client (`pg.Client`, `pg.PoolClient`, `pg.Pool`): enough
  *  to run the enqueue statement inside the caller's own open transaction. */
@@ -263,11 +263,17 @@ export interface ScanJobsParams {
   state?: JobState;
   kind?: string;
   uniqueKey?: string;
+  /** Jobs whose payload contains this JSON, as PostgreSQL's jsonb `@>` says (an object's
+   *  keys with contained values, an array's elements in any order). */
+  payloadContains?: JsonValue;
+  /** Jobs whose error message contains this text, ignoring case. */
+  errorContains?: string;
   /** Newest first; pass the previous page's `nextBeforeId` to go on. */
   beforeId?: string;
   /** Jobs per page at most. Default 50. */
   limit?: number;
-  /** Jobs examined per call at most, where no index serves the filters. Default 10,000. */
+  /** Jobs examined per call at most, where no index serves the filters (always, with
+   *  `payloadContains` or `errorContains`). Default 10,000. */
   maxScan?: number;
 }
 

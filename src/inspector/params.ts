@@ -13,10 +13,16 @@ const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_SEARCH = 256;
 const MAX_LIMIT = 200;
 
+/** What a search looks in: an id or a unique key (through indexes), a payload's JSON
+ *  (containment), an error's message (text). */
+export const SEARCH_IN = ['key', 'payload', 'error'] as const;
+export type SearchIn = (typeof SEARCH_IN)[number];
+
 export interface JobListQuery {
   filters: Pick<ScanJobsParams, 'queue' | 'state' | 'kind'>;
-  /** An id or a unique key. */
+  /** An id or a unique key, a payload's JSON or an error's text, as `searchIn` says. */
   search: string | undefined;
+  searchIn: SearchIn;
   beforeId: string | undefined;
   limit: number;
 }
@@ -36,7 +42,7 @@ function single(query: URLSearchParams, allowed: readonly string[]): Map<string,
 }
 
 export function parseJobListQuery(query: URLSearchParams): JobListQuery {
-  const values = single(query, ['queue', 'state', 'kind', 'q', 'before', 'limit']);
+  const values = single(query, ['queue', 'state', 'kind', 'q', 'in', 'before', 'limit']);
   const optional = (name: string) => {
     const value = values.get(name);
     return value === undefined || value === '' ? undefined : value;
@@ -56,6 +62,8 @@ export function parseJobListQuery(query: URLSearchParams): JobListQuery {
   if (search !== undefined && search.length > MAX_SEARCH) {
     throw new HttpError(400, `q: at most ${MAX_SEARCH} characters`);
   }
+  const searchIn = optional('in') ?? 'key';
+  if (!(SEARCH_IN as readonly string[]).includes(searchIn)) throw new HttpError(400, `in: must be one of ${SEARCH_IN.join(', ')}`);
   const before = optional('before');
   if (before !== undefined && !JOB_ID.test(before)) throw new HttpError(400, 'before: must be a job id');
   const limitText = optional('limit');
@@ -70,6 +78,7 @@ export function parseJobListQuery(query: URLSearchParams): JobListQuery {
       ...(kind === undefined ? {} : { kind }),
     },
     search,
+    searchIn: searchIn as SearchIn,
     beforeId: before,
     limit,
   };

@@ -1,8 +1,8 @@
 /** The inspector's read-only API: what each GET under /api/ answers. */
-import type { JobStore } from '../adapters/store.js';
+import type { JobStore, ScanJobsParams } from '../adapters/store.js';
 import { jobMachine } from '../machines/job-machine.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
-import { JOB_STATES } from '../types.js';
+import { JOB_STATES, type JsonValue } from '../types.js';
 import { HttpError } from './http.js';
 import { durableSteps } from './durable-steps.js';
 import { jobDetail, jobSummary } from './job-json.js';
@@ -10,7 +10,7 @@ import { jobMachinePath } from './job-path.js';
 import { jobStory } from './job-story.js';
 import { renderStorySvg } from './story-svg.js';
 import { layoutMachine, renderMachineSvg } from './machine-svg.js';
-import { isJobId, parseJobListQuery } from './params.js';
+import { isJobId, parseJobListQuery, type SearchIn } from './params.js';
 import type { QueueStats } from './queue-stats.js';
 import { parseThroughputWindow, type ThroughputStats } from './throughput.js';
 import { WORKER_HEARTBEAT_MS } from '../supervisor/worker-heartbeat.js';
@@ -36,17 +36,28 @@ export function info(ctx: ReadContext) {
 }
 
 export async function listJobs(ctx: ReadContext, query: URLSearchParams) {
-  const { filters, search, beforeId, limit } = parseJobListQuery(query);
-  // A search names a job id or a unique key; both are looked up, each through an index.
-  const byId = search !== undefined && beforeId === undefined && isJobId(search) ? await ctx.store.getJob({ id: search }) : null;
+  const { filters, search, searchIn, beforeId, limit } = parseJobListQuery(query);
+  // A key search names a job id or a unique key; both are looked up, each through an index.
+  const byKey = searchIn === 'key' && search !== undefined;
+  const byId = byKey && beforeId === undefined && isJobId(search) ? await ctx.store.getJob({ id: search }) : null;
   const page = await ctx.store.scanJobs({
     ...filters,
-    ...(search === undefined ? {} : { uniqueKey: search }),
+    ...(search === undefined ? {} : searchTerms(searchIn, search)),
     ...(beforeId === undefined ? {} : { beforeId }),
     limit,
   });
   const jobs = byId && !page.jobs.some((job) => job.id === byId.id) ? [byId, ...page.jobs] : page.jobs;
   return { jobs: jobs.map(jobSummary), nextBefore: page.nextBeforeId };
+}
+
+function searchTerms(searchIn: SearchIn, search: string): Pick<ScanJobsParams, 'uniqueKey' | 'payloadContains' | 'errorContains'> {
+  if (searchIn === 'key') return { uniqueKey: search };
+  if (searchIn === 'error') return { errorContains: search };
+  try {
+    return { payloadContains: JSON.parse(search) as JsonValue };
+  } catch (error) {
+    throw new HttpError(400, `q: a payload search is JSON that the payload contains, such as {"user": 7}: ${(error as Error).message}`);
+  }
 }
 
 export async function getJob(ctx: ReadContext, id: string) {

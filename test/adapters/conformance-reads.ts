@@ -182,6 +182,60 @@ export function describeReadConformance(current: CurrentStore): void {
       expect(ids((await store().scanJobs({ uniqueKey: 'order-7', queue: 'a' })).jobs)).toEqual([live.id, finished.id]);
       expect((await store().scanJobs({ uniqueKey: 'order-9' })).jobs).toEqual([]);
     });
+
+    it('finds jobs whose payload contains some JSON, as jsonb @> does', async () => {
+      const payloads = [
+        { user: { id: 7, tags: ['a', 'b'] }, n: 1 },
+        { user: { id: 8 }, n: 1 },
+        [1, 2, [3]],
+        'text',
+        { list: [1, { x: 2 }] },
+        null,
+      ];
+      const made: string[] = [];
+      for (const payload of payloads) made.push((await enqueue({ queue: 'p', payload })).id);
+      const found = async (payloadContains: ScanJobsParams['payloadContains'], extra: ScanJobsParams = {}) =>
+        ids((await store().scanJobs({ payloadContains, ...extra })).jobs).map((id) => made.indexOf(id)).sort();
+      expect(await found({ user: { id: 7 } })).toEqual([0]);
+      expect(await found({ user: { tags: ['b'] } })).toEqual([0]);
+      expect(await found({ user: { tags: ['b', 'a', 'a'] }, n: 1 })).toEqual([0]);
+      expect(await found({ n: 1 })).toEqual([0, 1]);
+      expect(await found({})).toEqual([0, 1, 4]);
+      expect(await found([2, [3]])).toEqual([2]);
+      expect(await found(2)).toEqual([2]);
+      expect(await found([3])).toEqual([]);
+      expect(await found('text')).toEqual([3]);
+      expect(await found({ list: [{ x: 2 }] })).toEqual([4]);
+      expect(await found({ list: 1 })).toEqual([]);
+      expect(await found({ user: { id: '7' } })).toEqual([]);
+      expect(await found(null)).toEqual([5]);
+      expect(await found({ n: 1 }, { queue: 'p', limit: 1 })).toEqual([1]);
+      expect(await found({ n: 1 }, { queue: 'other' })).toEqual([]);
+      // Bounded as every window: the newest maxScan jobs, then the page says where to go on.
+      const first = await store().scanJobs({ payloadContains: { user: { id: 7 } }, maxScan: 2 });
+      expect(first).toEqual({ jobs: [], nextBeforeId: made[4] });
+    });
+
+    it('finds jobs whose error message contains some text, ignoring case, with % and _ as themselves', async () => {
+      const messages = ['Upstream timed out', 'disk 100% full', 'no_such_user', 'place is gone'];
+      const made: string[] = [];
+      for (const message of messages) {
+        const created = await enqueue({ queue: 'e' });
+        const claimed = await claimOne('e');
+        expect(await setState({ ...lease(claimed), state: 'dead', error: { code: 'handler_error', message } })).toBe(true);
+        made.push(created.id);
+      }
+      await enqueue({ queue: 'e' });
+      const found = async (errorContains: string, extra: ScanJobsParams = {}) =>
+        ids((await store().scanJobs({ errorContains, ...extra })).jobs).map((id) => made.indexOf(id)).sort();
+      expect(await found('TIMED OUT')).toEqual([0]);
+      expect(await found('%')).toEqual([1]);
+      expect(await found('ed_out')).toEqual([]);
+      expect(await found('_such_')).toEqual([2]);
+      expect(await found('\\')).toEqual([]);
+      expect(await found('o', { state: 'dead', queue: 'e' })).toEqual([0, 2, 3]);
+      expect(await found('gone', { state: 'retrying' })).toEqual([]);
+    });
   });
 
   describe('countJobsUpTo', () => {

@@ -4,6 +4,7 @@
  * the store's own objects; the store copies them on the way out.
  */
 import type { JobEvent, JobRecord } from '../../types.js';
+import { jsonContains } from './json-contains.js';
 import type {
   BacklogState,
   CountJobTransitionsParams,
@@ -49,7 +50,9 @@ function matches(job: JobRecord, params: ScanJobsParams): boolean {
     (params.queue === undefined || job.queue === params.queue) &&
     (params.state === undefined || job.state === params.state) &&
     (params.kind === undefined || job.kind === params.kind) &&
-    (params.uniqueKey === undefined || job.uniqueKey === params.uniqueKey)
+    (params.uniqueKey === undefined || job.uniqueKey === params.uniqueKey) &&
+    (params.payloadContains === undefined || jsonContains(job.payload, params.payloadContains)) &&
+    (params.errorContains === undefined || (job.error?.message ?? '').toLowerCase().includes(params.errorContains.toLowerCase()))
   );
 }
 

@@ -312,7 +312,7 @@ function retryGroupButton(queue, group) {
 
 /** The list's filters and page live in the real URL's query (`/?queue=mail&state=dead&before=120`),
  *  so reload, Back and a shared link show the same list. */
-const LIST_PARAMS = ['queue', 'state', 'kind', 'q'];
+const LIST_PARAMS = ['queue', 'state', 'kind', 'q', 'in'];
 function filterParams() {
   const params = new URLSearchParams();
   const query = new URLSearchParams(location.search);
@@ -331,6 +331,7 @@ function navigateList(params) {
 async function loadTotals() {
   const params = filterParams();
   params.delete('q');
+  params.delete('in');
   const { count, capped } = await api(`/api/jobs-count?${params}`);
   state.total = { count, capped, filtered: params.toString() !== '' };
   const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
@@ -341,6 +342,7 @@ async function loadTotals() {
 async function bulk(action) {
   const params = filterParams();
   params.delete('q');
+  params.delete('in');
   const { count, capped } = state.total;
   const described = [...params].map(([name, value]) => `${name} ${value}`).join(', ');
   if (!confirm(`${action} all ${count}${capped ? '+' : ''} jobs matching ${described}?`)) return;
@@ -422,7 +424,14 @@ function rowActions(job) {
 function fillFilterForm() {
   const form = $('#filters');
   const params = filterParams();
-  for (const name of ['queue', 'state', 'kind', 'q']) form.elements[name].value = params.get(name) || '';
+  for (const name of LIST_PARAMS) form.elements[name].value = params.get(name) || '';
+  searchPlaceholder();
+}
+
+/** The search box says what the search looks in. */
+function searchPlaceholder() {
+  const form = $('#filters');
+  form.elements.q.placeholder = { payload: '{"user": 7}: JSON it contains', error: 'text in the message' }[form.elements.in.value] || 'id or unique key';
 }
 
 // ── one job ────────────────────────────────────────────────────────────────────────────
@@ -906,6 +915,7 @@ async function start() {
     navigateList(params);
   });
   $('#filters').addEventListener('reset', () => navigateList(new URLSearchParams()));
+  $('#filters').elements.in.addEventListener('change', searchPlaceholder);
   $('#older').addEventListener('click', () => {
     const params = filterParams();
     params.set('before', state.nextBefore);

@@ -91,6 +91,40 @@ order by j.id desc
 `,
 );
 
+/**
+ * A search in what jobs hold (payload containment, error text): the same window as WINDOW,
+ * then only the window's jobs that pass the cheap filters are read in full, by primary key,
+ * and tested. No index serves a payload or a message, so the window bounds the cost.
+ * $1 queue, $2 state, $3 kind, $4 unique key, $5 before id, $6 limit, $7 max scan,
+ * $8 payload contains (jsonb), $9 error message contains (an ILIKE pattern).
+ */
+export const SEARCH_WINDOW = defineStatement(
+  'scan_jobs_search_window',
+  (s) => `
+with win as (
+  select id, queue, state, kind, unique_key from ${s.quoted}.jobs
+  where ($5::bigint is null or id < $5)
+  order by id desc limit $7
+),
+hits as (
+  select w.id from win w join ${s.quoted}.jobs c on c.id = w.id
+  where ${FILTERS('w', '$1', '$3', '$4')} and ($2::text is null or w.state = $2)
+    and ($8::jsonb is null or c.payload @> $8::jsonb)
+    and ($9::text is null or c.error ->> 'message' ilike $9 escape '\\')
+  order by w.id desc limit $6
+)
+select b.scanned, b.lowest_scanned, ${listingColumns('j')}
+from (select count(*)::int as scanned, min(id)::text as lowest_scanned from win) b
+left join (hits h join ${s.quoted}.jobs j on j.id = h.id) on true
+order by j.id desc
+`,
+);
+
+/** `text` anywhere in a value, for ILIKE: its own `%`, `_` and `\` match themselves. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 const UNHAPPY_STATES: ReadonlySet<string> = new Set(['dead', 'skipped', 'cancelled']);
 const DEFAULT_LIMIT = 50;
 const DEFAULT_MAX_SCAN = 10_000;
@@ -108,22 +142,36 @@ export async function scanJobs(ctx: SqlContext, params: ScanJobsParams): Promise
   const kind = params.kind ?? null;
   const uniqueKey = params.uniqueKey ?? null;
 
+  const maxScan = Math.max(1, params.maxScan ?? DEFAULT_MAX_SCAN);
+  const search = params.payloadContains !== undefined || params.errorContains !== undefined;
+  // A search in what jobs hold is served by no index: always the bounded window.
   let indexed: [StatementDefinition, unknown[]] | undefined;
-  if (uniqueKey !== null) indexed = [BY_UNIQUE_KEY, [uniqueKey, queue, state, kind, beforeId, limit]];
-  else if (state === 'running') indexed = [RUNNING, [queue, kind, uniqueKey, beforeId, limit]];
-  else if (state !== null && UNHAPPY_STATES.has(state)) indexed = [UNHAPPY, [state, queue, kind, uniqueKey, beforeId, limit]];
+  if (!search) {
+    if (uniqueKey !== null) indexed = [BY_UNIQUE_KEY, [uniqueKey, queue, state, kind, beforeId, limit]];
+    else if (state === 'running') indexed = [RUNNING, [queue, kind, uniqueKey, beforeId, limit]];
+    else if (state !== null && UNHAPPY_STATES.has(state)) indexed = [UNHAPPY, [state, queue, kind, uniqueKey, beforeId, limit]];
+  }
   if (indexed) {
     const jobs = (await ctx.run<JobRow>(...indexed)).map((row) => toJobListing(toJobRecord(row)));
     return { jobs, nextBeforeId: jobs.length === limit ? jobs.at(-1)!.id : null };
   }
 
-  const maxScan = Math.max(1, params.maxScan ?? DEFAULT_MAX_SCAN);
-  const rows = await ctx.run<Partial<JobRow> & { scanned: number; lowest_scanned: string | null }>(WINDOW, [
-    queue, state, kind, uniqueKey, beforeId, limit, maxScan,
-  ]);
+  const window = [queue, state, kind, uniqueKey, beforeId, limit, maxScan];
+  const rows = await ctx.run<Partial<JobRow> & { scanned: number; lowest_scanned: string | null }>(
+    ...((search
+      ? [
+          SEARCH_WINDOW,
+          [
+            ...window,
+            params.payloadContains === undefined ? null : JSON.stringify(params.payloadContains),
+            params.errorContains === undefined ? null : containsPattern(params.errorContains),
+          ],
+        ]
+      : [WINDOW, window]) as [StatementDefinition, unknown[]]),
+  );
   const jobs = rows.filter((row) => row.id !== null).map((row) => toJobListing(toJobRecord(row as JobRow)));
-  const window = rows[0];
+  const scanned = rows[0];
   const nextBeforeId =
-    jobs.length === limit ? jobs.at(-1)!.id : window && window.scanned === maxScan ? window.lowest_scanned : null;
+    jobs.length === limit ? jobs.at(-1)!.id : scanned && scanned.scanned === maxScan ? scanned.lowest_scanned : null;
   return { jobs, nextBeforeId };
 }
