@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,6 +207,19 @@ describe('the package, packed and installed as users install it', { timeout: 120
     expect(files).toContain('dist/adapters/sql/migrations/0001-jobs.sql');
     expect([...files].some((f) => f.startsWith('dist/inspector/public/'))).toBe(true);
     expect([...files].filter((f) => /^(test|node_modules|bench|scripts)\//.test(f))).toEqual([]);
+  });
+
+  it('the tarball holds the license, and the installed package.json says where the project lives', async () => {
+    expect(packed.files.map((f) => f.path)).toContain('LICENSE');
+    const installed = join(projects.tarball, 'node_modules/jobvisor');
+    expect(await readFile(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the jobvisor authors\n/);
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({
+      license: 'MIT',
+      repository: { type: 'git', url: 'git+https://github.com/jobvisor/jobvisor.git' },
+      homepage: 'https://github.com/jobvisor/jobvisor#readme',
+      bugs: { url: 'https://github.com/jobvisor/jobvisor/issues' },
+    });
   });
 
   describe.each(['tarball', 'git'] as const)('installed from the %s', (from) => {

@@ -67,7 +67,14 @@ export function describeError(error: unknown): string {
   const text = error instanceof Error ? error.message || error.name : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   const withCode = typeof code === 'string' && text && !text.includes(code) && /^E[A-Z]+$/.test(code) ? `${code}: ${text}` : text;
-  return withCode.replace(/\s*\n\s*/g, ' ').trim();
+  return oneLine(withCode);
+}
+
+/** Text on one line: each line break, with the blanks around it, becomes one space. For
+ *  messages in prose (a server's, with its DETAIL on a line of its own); text quoted from the
+ *  user's input keeps its line breaks, escaped (json-error.ts). */
+export function oneLine(text: string): string {
+  return text.replace(/\s*[\n\r\u2028\u2029]\s*/g, ' ').trim();
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '08006', '08001']);

@@ -2,7 +2,7 @@
  *  every exit code is one of EXIT's. */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { classify, EXIT, type ExitCode } from './cli-error.js';
+import { classify, EXIT, type ExitCode, oneLine } from './cli-error.js';
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -26,7 +26,7 @@ export function createProgram(commands: readonly Command[]): Command {
     .exitOverride()
     .configureOutput({
       // "error: unknown command 'stat'\n(Did you mean stats?)" → one line, prefixed like ours.
-      outputError: (text, write) => write(`jobvisor: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`),
+      outputError: (text, write) => write(`jobvisor: ${oneLine(text.replace(/^error: /, ''))}\n`),
     })
     .addHelpText('after', EXIT_CODES_HELP);
   for (const command of commands) {
@@ -44,7 +44,9 @@ export async function runProgram(program: Command, argv: readonly string[]): Pro
     return EXIT.ok;
   } catch (error) {
     const { exitCode, line } = classify(error);
-    if (line !== undefined) process.stderr.write(`jobvisor: ${line}\n`);
+    // A message may quote the command line (a file name) or a library's error: neither is
+    // sure to be one line.
+    if (line !== undefined) process.stderr.write(`jobvisor: ${oneLine(line)}\n`);
     return exitCode;
   }
 }

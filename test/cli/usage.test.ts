@@ -174,6 +174,30 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     expect(lines(notJson.stderr)).toEqual([expect.stringMatching(/^jobvisor: payload from stdin is not valid JSON: /)]);
   });
 
+  it('a payload over several lines that is not JSON: one line that names the problem and where, the input not echoed raw', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['{\n  "a": 1,\n  oops\n}', /^jobvisor: payload from stdin is not valid JSON: Expected double-quoted property name in JSON at position 14 \(line 3 column 3\)\n$/],
+      ['{\n "a": "x\ny"\n}', /^jobvisor: payload from stdin is not valid JSON: Bad control character in string literal in JSON at position 10 \(line 2 column 9\)\n$/],
+      // V8 quotes the text it refused: its line breaks and escape characters come out escaped.
+      ['{\n  "a": tru\n}', /^jobvisor: payload from stdin is not valid JSON: Unexpected token .*"\{\\n  "a": tru\\n\}" is not valid JSON\n$/],
+      ['\u001b[2J{', /^jobvisor: payload from stdin is not valid JSON: Unexpected token .*"\\u001b\[2J\{" is not valid JSON\n$/],
+    ];
+    for (const [input, message] of cases) {
+      const { code, stderr } = await cli(['enqueue', 'q', 'k', '-', ...NOWHERE], { input });
+      expect(code, input).toBe(2);
+      expect(stderr).toMatch(message);
+    }
+    const { code, stderr } = await cli(['signal', '7', 'shipped', '[1,\n2,\n]', ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^jobvisor: payload is not valid JSON: Unexpected token .*"\[1,\\n2,\\n\]" is not valid JSON\n$/);
+  });
+
+  it('a message that quotes a line break from the command line is still one line', async () => {
+    const { code, stderr } = await cli(['enqueue', 'q', 'k', '--payload-file', 'no\nsuch.json', ...NOWHERE]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^jobvisor: cannot read --payload-file no such\.json: ENOENT: [^\n]*\n$/);
+  });
+
   it('both a database URL and a data directory', async () => {
     const { code, line } = await fails(['stats', ...NOWHERE, '--data-dir', 'somewhere']);
     expect(code).toBe(2);

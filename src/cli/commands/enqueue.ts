@@ -7,6 +7,7 @@ import { UnknownQueueError } from '../../errors.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../validation.js';
 import { CliError, describeError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, withStore } from '../connection.js';
+import { describeJsonError } from '../json-error.js';
 import { print, printJson } from '../output.js';
 import { parseDuration, parseInteger, parseOnConflict, parsePositiveInteger, parseRunAt, parseWeight } from '../parse.js';
 import { loadWorkerModule } from '../worker-module.js';
@@ -140,7 +141,7 @@ function parsePayload(text: string, where: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new CliError(EXIT.usage, `payload${where} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(EXIT.usage, `payload${where} is not valid JSON: ${describeJsonError(error, text)}`);
   }
 }
 
