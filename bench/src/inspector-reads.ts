@@ -94,6 +94,7 @@ async function measure(pool: pg.Pool, schema: string, jobs: number): Promise<str
     '/api/jobs-count?queue=q2&kind=k1',
     `/api/jobs/${rows[0]!.id}`,
     '/api/workers',
+    '/api/queues/q2/dead-groups',
   ];
   const lines: string[] = [];
   const inspector = await startInspector({ store, port: 0, logger: silent });

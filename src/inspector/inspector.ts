@@ -7,7 +7,7 @@
  *   GET  /api/queues                backlog, throughput and running jobs per queue
  *   GET  /api/throughput?window=1h|24h   per queue and bucket: completed, failed, p50/p95 run time
  *   GET  /api/workers               every supervisor on the store, with the jobs it holds
- *   GET  /api/jobs?queue&state&kind&q&before&limit    a page of jobs, newest first
+ *   GET  /api/jobs?queue&state&kind&q&in&before&limit    a page of jobs, newest first (q in: key, payload, error)
  *   GET  /api/jobs/:id              one job with its history and machine path
  *   GET  /api/jobs/:id/machine.svg  the job machine with that path highlighted
  *   GET  /api/jobs/:id/story.svg    the user's view of the machine with the job's numbered steps
