@@ -121,13 +121,14 @@ export function checkOrigin(req: IncomingMessage): void {
 
 const MAX_BODY_BYTES = 4_096;
 
-/** A small request body (an action's form), refused past a few kilobytes. */
-export async function readBody(req: IncomingMessage): Promise<string> {
+/** A small request body (an action's form), refused past a few kilobytes unless the action
+ *  allows more (an enqueue's payload). */
+export async function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
+    if (size > maxBytes) throw new HttpError(413, `request body over ${maxBytes} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -16,6 +16,7 @@
  *   GET  /api/flows/:id/graph.svg   the flow's DAG, each job coloured by its state
  *   GET  /api/jobs/:id/flow         the flow the job belongs to, if any
  *   GET  /api/events                server-sent events: transitions as they are written
+ *   POST /api/jobs                  with the token; body {"queue", "kind", "payload", …}: enqueue one job
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
@@ -36,6 +37,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { JobStore, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
+import type { Queue } from '../queue.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Logger } from '../types.js';
 import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, runSignal, type Action, type QueueAction } from './actions.js';
@@ -58,6 +60,7 @@ import {
 } from './http.js';
 import { countMatching, runBulkAction } from './bulk.js';
 import { deadGroups, retryDeadGroup } from './dead-groups.js';
+import { ENQUEUE_BODY_BYTES, runEnqueue } from './enqueue.js';
 import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { ThroughputStats } from './throughput.js';
 import { QueueStats } from './queue-stats.js';
@@ -80,6 +83,10 @@ export interface InspectorOptions {
   logger?: Logger;
   /** How often the history is polled while a page is open. Default 1,000 ms. */
   pollIntervalMs?: number;
+  /** The queue definitions (defineQueue): the enqueue form checks a job's queue and kind
+   *  against them and uses their settings. Without them it enqueues into queues the store's
+   *  jobs use, with the default settings. */
+  queues?: readonly Queue[];
 }
 
 export interface Inspector {
@@ -129,6 +136,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     throw new InvalidOptionError('pollIntervalMs', `must be an integer >= 10, got ${String(pollIntervalMs)}`);
   }
   const logger = options.logger ?? defaultLogger();
+  const queues = options.queues;
+  if (queues !== undefined && (!Array.isArray(queues) || !queues.every((q) => typeof q?.name === 'string' && typeof q.handlers === 'object'))) {
+    throw new InvalidOptionError('queues', 'must be an array of queues made by defineQueue');
+  }
 
   const files = new Map<string, Buffer>();
   for (const [path, { file }] of Object.entries(STATIC_FILES)) files.set(path, await readFile(new URL(file, PUBLIC_DIR)));
@@ -140,6 +151,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     stats: new QueueStats(store, supervisor, STATS_CACHE_MS, HISTORY_REFRESH_MS),
     throughput: new ThroughputStats(store, HISTORY_REFRESH_MS),
     actionsEnabled: token !== undefined,
+    queues,
   };
   const streams = new Set<ServerResponse>();
   const wakeups = new WakeUps(store, supervisor, feed, logger);
@@ -165,6 +177,15 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       await authorizeAction(req);
       const result = await runBulkAction(action as Action, parseFilters(url.searchParams), store, supervisor);
       logger.info({ action, filters: Object.fromEntries(url.searchParams), applied: result.applied }, 'inspector: bulk action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
+    if (req.method === 'POST' && path === '/api/jobs') {
+      const body = await authorizeAction(req, ENQUEUE_BODY_BYTES);
+      const result = await runEnqueue(store, queues, body, req.headers['content-type'] ?? '');
+      logger.info({ jobId: result.job.id, action: 'enqueue', created: result.created }, 'inspector: job action');
       readContext.stats.invalidate();
       feed.wake();
       sendJson(res, 200, result);
@@ -267,9 +288,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
 
   /** Actions come from this origin and carry the token (header or form field). */
-  async function authorizeAction(req: IncomingMessage): Promise<string> {
+  async function authorizeAction(req: IncomingMessage, maxBodyBytes?: number): Promise<string> {
     checkOrigin(req);
-    const body = await readBody(req);
+    const body = await readBody(req, maxBodyBytes);
     if (token === undefined) throw new HttpError(403, 'actions are disabled: start the inspector with a token');
     if (!tokenMatches(token, presentedToken(req, body))) throw new HttpError(403, 'a valid token is required');
     return body;

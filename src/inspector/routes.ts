@@ -1,6 +1,7 @@
 /** The inspector's read-only API: what each GET under /api/ answers. */
 import type { JobStore, ScanJobsParams } from '../adapters/store.js';
 import { jobMachine } from '../machines/job-machine.js';
+import type { Queue } from '../queue.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { JOB_STATES, type JsonValue } from '../types.js';
 import { HttpError } from './http.js';
@@ -21,6 +22,7 @@ export interface ReadContext {
   stats: QueueStats;
   throughput: ThroughputStats;
   actionsEnabled: boolean;
+  queues: readonly Queue[] | undefined;
 }
 
 function jobMachineGraph() {
@@ -32,6 +34,8 @@ export function info(ctx: ReadContext) {
     actions: ctx.actionsEnabled,
     states: JOB_STATES,
     supervisor: ctx.supervisor ? { workerId: ctx.supervisor.workerId } : null,
+    /** The queues the enqueue form knows, with their kinds; null: any queue the store's jobs use. */
+    queues: ctx.queues ? ctx.queues.map((q) => ({ name: q.name, kinds: Object.keys(q.handlers) })) : null,
   };
 }
 

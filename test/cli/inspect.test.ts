@@ -83,6 +83,32 @@ describePostgres('jobvisor inspect on PostgreSQL', (url) => {
     await expect(fetch(new URL('/api/info', base))).rejects.toThrow();
   });
 
+  it("--worker-module: the enqueue form checks a job against the module's queues", async () => {
+    const running = startCli(['inspect', '--database-url', url, '--schema', schema, '--port', '0', '--token', '--worker-module', 'test/cli/fixtures/worker.mjs']);
+    await running.waitFor(/^token: \S+$/m);
+    const { stdout } = running.output();
+    const base = /^inspector for .*: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stdout)![1]!;
+    const token = /^token: (\S+)$/m.exec(stdout)![1]!;
+    const info = (await (await fetch(new URL('/api/info', base))).json()) as { queues: unknown };
+    expect(info.queues).toEqual([{ name: 'mail', kinds: ['send', 'bounce', 'slow'] }]);
+    const enqueue = (kind: string) =>
+      fetch(new URL('/api/jobs', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-jobvisor-token': token },
+        body: JSON.stringify({ queue: 'mail', kind, payload: { to: 'b@example.com' } }),
+      });
+    expect(await (await enqueue('fax')).json()).toEqual({ error: 'kind: queue "mail" has no handler for kind "fax" (it has send, bounce, slow)' });
+    const created = (await (await enqueue('send')).json()) as { created: boolean; job: { id: string } };
+    expect(created.created).toBe(true);
+    const store = postgresStore({ pool, schema });
+    expect(await store.getJob({ id: created.job.id })).toMatchObject({ queue: 'mail', kind: 'send', state: 'pending' });
+    // The first test counts the schema's mail jobs, in either order.
+    expect(await store.deleteJob({ id: created.job.id })).toMatchObject({ deleted: true });
+    await store.close();
+    running.child.kill('SIGINT');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('job, jobs and cancel --json never print a lease token', async () => {
     const store = postgresStore({ pool, schema });
     const [held] = await store.enqueueJobs({ jobs: [{ queue: 'held', kind: 'wait', payload: {}, maxAttempts: 1 }] });

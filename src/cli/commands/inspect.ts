@@ -6,6 +6,7 @@ import { CliError, EXIT } from '../cli-error.js';
 import { addConnectionOptions, type ConnectionOptions, openStore } from '../connection.js';
 import { notice, print } from '../output.js';
 import { parseInteger } from '../parse.js';
+import { loadWorkerModule } from '../worker-module.js';
 
 /** As the inspector's own default (src/inspector/inspector.ts), without loading it for --help. */
 const DEFAULT_PORT = 4780;
@@ -15,6 +16,7 @@ interface InspectOptions extends ConnectionOptions {
   host: string;
   /** true: `--token` without a value, make one up. */
   token?: string | true;
+  workerModule?: string;
 }
 
 export function inspectCommand(): Command {
@@ -31,6 +33,7 @@ export function inspectCommand(): Command {
         .env('JOBVISOR_INSPECTOR_TOKEN')
         .argParser(parseToken),
     )
+    .option('--worker-module <path>', "the module's queues: the enqueue form checks a job's queue and kind against them and uses their settings")
     .action(async (options: InspectOptions) => {
       const token = options.token === true ? randomBytes(18).toString('base64url') : options.token;
       const loopback = isLoopbackAddress(options.host);
@@ -39,6 +42,7 @@ export function inspectCommand(): Command {
       }
       // Imported here, not at the top: the other commands' start-up need not load the inspector.
       const { startInspector } = await import('../../inspector/inspector.js');
+      const queues = options.workerModule === undefined ? undefined : (await loadWorkerModule(options.workerModule)).queues;
       const logger = pino({ name: 'jobvisor', level: 'warn' }, pino.destination(2));
       const { store, label, close } = await openStore(options, { logger });
       try {
@@ -48,6 +52,7 @@ export function inspectCommand(): Command {
           port: options.port,
           logger,
           ...(token === undefined ? {} : { token }),
+          ...(queues === undefined ? {} : { queues }),
         }).catch((error: unknown) => {
           if ((error as { code?: unknown }).code === 'EADDRINUSE') {
             const where = (error as { address?: string }).address ?? options.host;

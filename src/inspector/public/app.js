@@ -285,9 +285,46 @@ async function loadQueue(name) {
     ),
   );
   $('#dead-groups tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'no dead jobs'))]));
+  $('#enqueue').hidden = !state.info.actions;
+  const known = state.info.queues && state.info.queues.find((queue) => queue.name === name);
+  $('#enqueue-kinds').replaceChildren(...(known ? known.kinds : []).map((kind) => el('option', { value: kind })));
   $('#dead-groups-note').textContent = dead.partial
     ? `the newest ${dead.examined} dead jobs, grouped; older ones are not counted`
     : `${dead.examined} dead job${dead.examined === 1 ? '' : 's'}, grouped by error code and message`;
+}
+
+/** The enqueue form's fields as the API takes them; a number field left empty is left out. */
+function enqueueRequest(form, queue) {
+  const text = form.elements.payload.value.trim();
+  let payload;
+  try {
+    payload = text === '' ? {} : JSON.parse(text);
+  } catch (error) {
+    throw new Error(`payload is not valid JSON: ${error.message}`);
+  }
+  const number = (name) => (form.elements[name].value === '' ? undefined : Number(form.elements[name].value));
+  const runIn = number('runIn');
+  return {
+    queue,
+    kind: form.elements.kind.value.trim(),
+    payload,
+    ...(runIn === undefined ? {} : { runInMs: Math.round(runIn * 1000) }),
+    ...(number('priority') === undefined ? {} : { priority: number('priority') }),
+    ...(form.elements.uniqueKey.value === '' ? {} : { uniqueKey: form.elements.uniqueKey.value }),
+    ...(number('maxAttempts') === undefined ? {} : { maxAttempts: number('maxAttempts') }),
+  };
+}
+
+async function enqueueJob(event) {
+  event.preventDefault();
+  try {
+    const body = enqueueRequest(event.target, state.queueName);
+    const result = await api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    flash(result.message);
+    location.hash = `#/jobs/${encodeURIComponent(result.job.id)}`;
+  } catch (error) {
+    flash(`enqueue refused${error.status ? ` (${error.status})` : ''}: ${error.message}`, 'error');
+  }
 }
 
 function retryGroupButton(queue, group) {
@@ -927,6 +964,7 @@ async function start() {
     button.addEventListener('click', () => act(button.dataset.action));
   }
   $('#signal-form').addEventListener('submit', sendSignal);
+  $('#enqueue-form').addEventListener('submit', enqueueJob);
   for (const button of document.querySelectorAll('#bulk-actions button')) {
     button.addEventListener('click', () => bulk(button.dataset.bulk));
   }
