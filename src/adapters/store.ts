@@ -448,11 +448,21 @@ export interface WorkerHeartbeat {
   queues: readonly string[];
   /** Jobs it holds now (claimed and not yet finished). */
   running: number;
+  /** The jobs among them claimed ahead of a free slot, waiting here for one: their handler
+   *  has not started. */
+  held: ReadonlyArray<HeldJob>;
+}
+
+export interface HeldJob {
+  id: string;
+  queue: string;
 }
 
 /** A supervisor on the store, as last recorded. */
-export interface WorkerInfo extends Omit<WorkerHeartbeat, 'queues'> {
+export interface WorkerInfo extends Omit<WorkerHeartbeat, 'queues' | 'held'> {
   queues: string[];
+  /** As of its last heartbeat; null when an older version wrote the row. */
+  held: HeldJob[] | null;
   /** Its first heartbeat. */
   startedAt: Date;
   /** Its last heartbeat; an old one is a worker that died without stopping. */

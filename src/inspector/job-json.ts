@@ -3,6 +3,7 @@
 import { toJobListing } from '../adapters/job-listing.js';
 import type { JobListing } from '../adapters/store.js';
 import type { JobErrorInfo, JobRecord } from '../types.js';
+import type { HeldJobs, RunningPhase } from './held.js';
 
 export interface JobSummary {
   id: string;
@@ -25,6 +26,9 @@ export interface JobSummary {
   error: { code: string; message: string } | null;
   /** While sleeping for a signal: its name. */
   waitingForSignal: string | null;
+  /** A running job: its handler runs (`started`) or it waits in its worker for a slot
+   *  (`held`), as of the worker's last heartbeat; null when not running or not known. */
+  phase?: RunningPhase | null;
 }
 
 export interface JobDetail extends Omit<JobSummary, 'error'> {
@@ -39,11 +43,12 @@ export interface JobDetail extends Omit<JobSummary, 'error'> {
 const MAX_LIST_MESSAGE = 200;
 
 /** A listed job (JobListing), or a whole one read by id, as a list sends it. */
-export function jobSummary(job: JobRecord | JobListing): JobSummary {
+export function jobSummary(job: JobRecord | JobListing, held?: HeldJobs): JobSummary {
   const { error, ...rest } = 'payload' in job ? toJobListing(job) : job;
   const message = error?.message ?? '';
   return {
     ...rest,
+    ...(held === undefined ? {} : { phase: held.phase(job) }),
     error: error
       ? { code: error.code, message: message.length > MAX_LIST_MESSAGE ? `${message.slice(0, MAX_LIST_MESSAGE)}…` : message }
       : null,

@@ -12,6 +12,7 @@ import type { JobStore, QueueBacklog, TransitionCount } from '../adapters/store.
 import type { QueueCounters } from '../supervisor/counters.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { JobState } from '../types.js';
+import { HeldJobs } from './held.js';
 import { jobSummary, type JobSummary } from './job-json.js';
 
 const BUCKET_MS = 60_000;
@@ -33,6 +34,9 @@ export interface QueueView {
   process: QueueCounters | null;
   /** Since when no worker claims its jobs; null when active. */
   pausedAt: Date | null;
+  /** Its running jobs split into those whose handler runs and those held in a worker for a
+   *  slot, as of the workers' last heartbeats; null when a worker's row does not say. */
+  running: { started: number; held: number } | null;
 }
 
 export interface QueuesView {
@@ -90,12 +94,14 @@ export class QueueStats {
     const known = starts.filter((start) => start < current - BUCKET_MS && this.#buckets.has(start));
     const since = known.length === starts.length - 2 ? current - BUCKET_MS : starts[0]!;
     const readHistory = now - this.#historyAt >= this.#historyMs || !this.#buckets.has(current);
-    const [backlogs, transitions, running, queueRows] = await Promise.all([
+    const [backlogs, transitions, running, queueRows, workers] = await Promise.all([
       this.#store.getQueueBacklogs({ maxCount: MAX_COUNT }),
       readHistory ? this.#store.countJobTransitions({ since: new Date(since), bucketMs: BUCKET_MS, maxEvents: MAX_EVENTS }) : null,
       this.#store.scanJobs({ state: 'running', limit: RUNNING_LIMIT }),
       this.#store.listQueues(),
+      this.#store.listWorkers(),
     ]);
+    const held = new HeldJobs(workers);
     if (transitions) {
       this.#remember(since, starts, transitions);
       this.#historyAt = now;
@@ -121,9 +127,11 @@ export class QueueStats {
           series[i] = t.count;
         }
       });
+      const counts = backlog?.counts ?? { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0 };
       return {
         queue,
-        counts: backlog?.counts ?? { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0 },
+        counts,
+        running: held.split(queue, counts.running),
         oldestRunAt: oldest,
         oldestWaitMs: oldest && oldest.getTime() <= now ? now - oldest.getTime() : null,
         throughput,
@@ -138,7 +146,7 @@ export class QueueStats {
       maxCount: MAX_COUNT,
       partial: starts.some((start) => this.#partial.has(start)),
       queues,
-      running: running.jobs.map(jobSummary),
+      running: running.jobs.map((job) => jobSummary(job, held)),
       runningMore: running.nextBeforeId !== null,
       supervisor: this.#supervisor
         ? {

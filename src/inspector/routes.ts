@@ -6,6 +6,7 @@ import type { Supervisor } from '../supervisor/supervisor.js';
 import { JOB_STATES, type JsonValue } from '../types.js';
 import { HttpError } from './http.js';
 import { durableSteps } from './durable-steps.js';
+import { HeldJobs } from './held.js';
 import { jobDetail, jobSummary } from './job-json.js';
 import { jobMachinePath } from './job-path.js';
 import { jobStory } from './job-story.js';
@@ -51,7 +52,9 @@ export async function listJobs(ctx: ReadContext, query: URLSearchParams) {
     limit,
   });
   const jobs = byId && !page.jobs.some((job) => job.id === byId.id) ? [byId, ...page.jobs] : page.jobs;
-  return { jobs: jobs.map(jobSummary), nextBefore: page.nextBeforeId };
+  // Running jobs on the page: which started and which wait in their worker (held.ts).
+  const held = jobs.some((job) => job.state === 'running') ? new HeldJobs(await ctx.store.listWorkers()) : undefined;
+  return { jobs: jobs.map((job) => jobSummary(job, held)), nextBefore: page.nextBeforeId };
 }
 
 function searchTerms(searchIn: SearchIn, search: string): Pick<ScanJobsParams, 'uniqueKey' | 'payloadContains' | 'errorContains'> {
@@ -105,16 +108,17 @@ const QUIET_BEATS = 3;
 export async function workers(ctx: ReadContext) {
   const [rows, running] = await Promise.all([ctx.store.listWorkers(), ctx.store.scanJobs({ state: 'running', limit: WORKER_JOBS_LIMIT })]);
   const now = Date.now();
+  const held = new HeldJobs(rows);
   return {
     now: new Date(now),
     heartbeatMs: WORKER_HEARTBEAT_MS,
     workers: rows.map((worker) => ({
       ...worker,
       quiet: now - worker.lastSeenAt.getTime() > QUIET_BEATS * WORKER_HEARTBEAT_MS,
-      jobs: running.jobs.filter((job) => job.workerId === worker.workerId).map(jobSummary),
+      jobs: running.jobs.filter((job) => job.workerId === worker.workerId).map((job) => jobSummary(job, held)),
     })),
     /** Jobs held by no listed worker (its row gone: stopped or forgotten). */
-    orphans: running.jobs.filter((job) => !rows.some((w) => w.workerId === job.workerId)).map(jobSummary),
+    orphans: running.jobs.filter((job) => !rows.some((w) => w.workerId === job.workerId)).map((job) => jobSummary(job)),
     jobsMore: running.nextBeforeId !== null,
   };
 }

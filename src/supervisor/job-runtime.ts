@@ -6,7 +6,7 @@
  * `tell` it was given. It never calls back into the supervisor.
  */
 import { type Actor, createActor } from 'xstate';
-import type { JobOutcome, JobStore, Lease, LeaseRenewal, WakeAt } from '../adapters/store.js';
+import type { JobOutcome, JobStore, Lease, HeldJob, LeaseRenewal, WakeAt } from '../adapters/store.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import { exponentialBackoff } from '../machines/backoff.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
@@ -114,6 +114,11 @@ export class JobRuntime {
   /** Job actors not yet final. */
   get size(): number {
     return this.jobs.size;
+  }
+
+  /** The jobs held here, claimed ahead of a free slot, for the heartbeat. */
+  held(): HeldJob[] {
+    return [...this.waiting.values()].flatMap((line) => line.map((entry) => ({ id: entry.job.id, queue: entry.queue.name })));
   }
 
   /** Job actors not yet final that a stop waits for: all but those whose handler called it. */

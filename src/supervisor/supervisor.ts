@@ -206,6 +206,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       pid: process.pid,
       queues: [...this.queues.keys()],
       running: this.jobs.size,
+      held: this.jobs.held(),
     }));
     this.presence.start();
     this.logger.info({ workerId: this.workerId, queues: [...this.queues.keys()] }, 'supervisor started');

@@ -111,7 +111,9 @@ export function describeQueueConformance(current: CurrentStore): void {
   });
 
   describe('workers', () => {
-    const beat = (workerId: string, running = 0, queues = ['a', 'b']) => ({ workerId, host: 'box-1', pid: 4242, queues, running });
+    const beat = (workerId: string, running = 0, queues = ['a', 'b'], held: Array<{ id: string; queue: string }> = []) => ({
+      workerId, host: 'box-1', pid: 4242, queues, running, held,
+    });
 
     it('records a heartbeat, keeps the first start and moves last seen; lists by worker id', async () => {
       expect(await store().listWorkers()).toEqual([]);
@@ -119,11 +121,15 @@ export function describeQueueConformance(current: CurrentStore): void {
       clock().advance(1_000);
       await store().recordWorker({ worker: beat('w1', 0, ['a']) });
       clock().advance(10_000);
-      await store().recordWorker({ worker: beat('w2', 3) });
+      // Three jobs, two of them held for a slot: the heartbeat says which.
+      const held = [{ id: '17', queue: 'a' }, { id: '9', queue: 'b' }];
+      await store().recordWorker({ worker: beat('w2', 3, ['a', 'b'], held) });
       expect(await store().listWorkers()).toEqual([
-        { workerId: 'w1', host: 'box-1', pid: 4242, queues: ['a'], running: 0, startedAt: new Date(T0 + 1_000), lastSeenAt: new Date(T0 + 1_000) },
-        { workerId: 'w2', host: 'box-1', pid: 4242, queues: ['a', 'b'], running: 3, startedAt: new Date(T0), lastSeenAt: new Date(T0 + 11_000) },
+        { workerId: 'w1', host: 'box-1', pid: 4242, queues: ['a'], running: 0, held: [], startedAt: new Date(T0 + 1_000), lastSeenAt: new Date(T0 + 1_000) },
+        { workerId: 'w2', host: 'box-1', pid: 4242, queues: ['a', 'b'], running: 3, held, startedAt: new Date(T0), lastSeenAt: new Date(T0 + 11_000) },
       ]);
+      await store().recordWorker({ worker: beat('w2', 1) });
+      expect((await store().listWorkers())[1]!.held).toEqual([]);
     });
 
     it('removes a stopped worker, and forgets one long unseen at any heartbeat', async () => {

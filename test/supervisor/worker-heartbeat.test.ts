@@ -24,14 +24,20 @@ describe('worker heartbeat', () => {
     await supervisor.start();
     await until('the worker recorded', async () => (await store.listWorkers()).length === 1);
     expect(await store.listWorkers()).toEqual([
-      { workerId: 'w1', host: hostname(), pid: process.pid, queues: ['work'], running: 0, startedAt: new Date(started), lastSeenAt: new Date(started) },
+      { workerId: 'w1', host: hostname(), pid: process.pid, queues: ['work'], running: 0, held: [], startedAt: new Date(started), lastSeenAt: new Date(started) },
     ]);
-    await queue.enqueue(store, 'hold', {});
+    const { job } = await queue.enqueue(store, 'hold', {});
     await until('the job runs', () => running);
     await advance(clock, WORKER_HEARTBEAT_MS);
     await until('the heartbeat written', async () => (await store.listWorkers())[0]?.running === 1);
     expect(await store.listWorkers()).toEqual([
-      expect.objectContaining({ running: 1, startedAt: new Date(started), lastSeenAt: new Date(started + WORKER_HEARTBEAT_MS) }),
+      expect.objectContaining({
+        running: 1,
+        // Its handler runs: none is held for a slot (a job claimed ahead would be listed).
+        held: [],
+        startedAt: new Date(started),
+        lastSeenAt: new Date(started + WORKER_HEARTBEAT_MS),
+      }),
     ]);
     release();
     await supervisor.stop();

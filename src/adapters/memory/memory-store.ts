@@ -534,7 +534,8 @@ export class MemoryStore implements JobStore {
       if (id !== params.worker.workerId && worker.lastSeenAt.getTime() < now.getTime() - WORKER_FORGET_MS) this.#workers.delete(id);
     }
     const startedAt = this.#workers.get(params.worker.workerId)?.startedAt ?? now;
-    this.#workers.set(params.worker.workerId, { ...params.worker, queues: [...params.worker.queues], startedAt, lastSeenAt: now });
+    const held = params.worker.held.map(({ id, queue }) => ({ id, queue }));
+    this.#workers.set(params.worker.workerId, { ...params.worker, queues: [...params.worker.queues], held, startedAt, lastSeenAt: now });
   }
 
   async removeWorker(params: { workerId: string }): Promise<void> {
@@ -544,7 +545,7 @@ export class MemoryStore implements JobStore {
   async listWorkers(): Promise<WorkerInfo[]> {
     return [...this.#workers.values()]
       .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0))
-      .map((worker) => ({ ...worker, queues: [...worker.queues] }));
+      .map((worker) => ({ ...worker, queues: [...worker.queues], held: worker.held && worker.held.map((job) => ({ ...job })) }));
   }
 
   async getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {

@@ -108,6 +108,22 @@ function stateBadge(jobState) {
   return el('span', { class: `state ${jobState}` }, jobState);
 }
 
+const HELD_TITLE = 'running in the store, but its worker claimed it ahead and it waits there for a free slot (as of the worker\'s last heartbeat)';
+
+/** A job's badge: a running one its worker holds for a slot says `held` (held.ts). */
+function jobBadge(job) {
+  if (job.state === 'running' && job.phase === 'held') return el('span', { class: 'state held', title: HELD_TITLE }, 'held');
+  return stateBadge(job.state);
+}
+
+/** A queue's running count: when the workers say, those whose handler runs, then those held. */
+function runningCount(q, max, link) {
+  const split = q.running;
+  if (!split || split.held === 0) return link(count(q.counts.running, max));
+  const capped = q.counts.running >= max ? '+' : '';
+  return el('span', {}, link(String(split.started)), el('div', { class: 'muted small held-count', title: HELD_TITLE }, `+${split.held}${capped} held`));
+}
+
 function jobLink(id) {
   return el('a', { href: `#/jobs/${encodeURIComponent(id)}` }, id);
 }
@@ -159,7 +175,8 @@ async function loadQueues() {
   const rows = view.queues.map((q) => {
     const completed = q.throughput.completed || view.buckets.map(() => 0);
     const failed = addSeries(q.throughput.retrying, q.throughput.dead) || view.buckets.map(() => 0);
-    const filter = (jobState) => el('a', { href: `/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, count(q.counts[jobState], view.maxCount));
+    const link = (jobState) => (text) => el('a', { href: `/?queue=${encodeURIComponent(q.queue)}&state=${jobState}` }, text);
+    const filter = (jobState) => (jobState === 'running' ? runningCount(q, view.maxCount, link(jobState)) : link(jobState)(count(q.counts[jobState], view.maxCount)));
     // Beside a supervisor: what this process did since it started.
     const here = q.process
       ? el('div', { class: 'muted small' }, `here: ${q.process.running} running, ${q.process.completed} completed, ${q.process.retrying + q.process.dead} failed`)
@@ -196,7 +213,7 @@ async function loadQueues() {
       el('td', {}, job.queue),
       el('td', {}, job.kind),
       el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
-      el('td', {}, job.workerId || ''),
+      el('td', {}, job.workerId || '', job.phase === 'held' ? el('div', {}, jobBadge(job)) : ''),
       el('td', {}, time(job.leaseExpiresAt)),
       el('td', {}, progressText(job.progress)),
     ),
@@ -221,16 +238,25 @@ async function loadWorkers() {
       el('td', { class: 'num' }, String(w.pid)),
       el('td', { class: 'wrap' }, w.queues.join(', ')),
       // Held in the store now; the heartbeat's own count (prefetched jobs too) is as of its last beat.
-      el('td', { class: 'num', title: `at its last heartbeat: ${w.running}` }, String(w.jobs.length)),
+      el('td', { class: 'num', title: `at its last heartbeat: ${w.running} held in all` }, ...workerRunning(w)),
       el('td', {}, time(w.startedAt)),
       el('td', {}, time(w.lastSeenAt)),
-      el('td', { class: 'held' }, ...(w.jobs.length ? w.jobs.flatMap((job) => [jobLink(job.id), ` ${job.queue}/${job.kind} `]) : [el('span', { class: 'muted' }, 'none')])),
+      el('td', { class: 'held' }, ...(w.jobs.length ? w.jobs.flatMap((job) => [jobLink(job.id), ` ${job.queue}/${job.kind} `, job.phase === 'held' ? jobBadge(job) : '', ' ']) : [el('span', { class: 'muted' }, 'none')])),
     ),
   );
   $('#workers-table tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 8, class: 'muted' }, 'no worker is running on this store'))]));
   $('#workers-note').textContent = `each supervisor writes a heartbeat every ${Math.round(view.heartbeatMs / 1000)} s${view.jobsMore ? '; jobs: the newest running only' : ''}`;
   $('#orphans').hidden = view.orphans.length === 0;
   $('#orphans').replaceChildren(`running jobs held by a worker not listed (its lease lapses, then the reaper rescues them): `, ...view.orphans.flatMap((job) => [jobLink(job.id), ' ']));
+}
+
+/** Its handlers running and the jobs it holds for a slot, as its heartbeat says; an older
+ *  version's row says neither: then what the store holds for it. */
+function workerRunning(w) {
+  if (!w.held) return [String(w.jobs.length)];
+  // What the store holds for it now, less what its last heartbeat said waits for a slot.
+  const started = w.jobs.filter((job) => job.phase !== 'held').length;
+  return [String(started), w.held.length > 0 ? el('div', { class: 'muted small held-count', title: HELD_TITLE }, `+${w.held.length} held`) : ''];
 }
 
 function queueButton(q) {
@@ -262,7 +288,9 @@ async function loadQueue(name) {
   $('#queue-jobs').href = `/?queue=${encodeURIComponent(name)}`;
   $('#queue-status').replaceChildren(q && q.pausedAt ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}` }, 'paused') : el('span', { class: 'state active' }, 'active'));
   $('#queue-act').replaceChildren(state.info.actions ? queueButton(q || { queue: name, pausedAt: null }) : '');
-  const filter = (jobState) => el('a', { href: `/?queue=${encodeURIComponent(name)}&state=${jobState}` }, count(q ? q.counts[jobState] : 0, view.maxCount));
+  const link = (jobState) => (text) => el('a', { href: `/?queue=${encodeURIComponent(name)}&state=${jobState}` }, text);
+  const filter = (jobState) =>
+    q && jobState === 'running' ? runningCount(q, view.maxCount, link(jobState)) : link(jobState)(count(q ? q.counts[jobState] : 0, view.maxCount));
   $('#queue-counts tbody').replaceChildren(
     el(
       'tr',
@@ -422,7 +450,7 @@ function jobRow(job) {
     el('td', {}, jobLink(job.id)),
     el('td', {}, job.queue),
     el('td', {}, job.kind),
-    el('td', { class: 'state-cell' }, stateBadge(job.state)),
+    el('td', { class: 'state-cell' }, jobBadge(job)),
     el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
     el('td', { title: job.uniqueKey || '' }, el('span', { class: 'clip' }, job.uniqueKey || '')),
     el('td', {}, time(job.updatedAt)),

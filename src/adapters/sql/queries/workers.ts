@@ -1,4 +1,4 @@
-import { WORKER_FORGET_MS, type WorkerHeartbeat, type WorkerInfo } from '../../store.js';
+import { WORKER_FORGET_MS, type HeldJob, type WorkerHeartbeat, type WorkerInfo } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 
@@ -8,6 +8,7 @@ interface WorkerRow {
   pid: number;
   queues: string[];
   running: number;
+  held: HeldJob[] | null;
   started_at: Date;
   last_seen_at: Date;
 }
@@ -19,10 +20,11 @@ const RECORD_WORKER = defineStatement(
 with forgotten as (
   delete from ${s.quoted}.workers where last_seen_at < ${NOW} - $7::float8 * interval '1 millisecond' and worker_id <> $2
 )
-insert into ${s.quoted}.workers as w (worker_id, host, pid, queues, running, started_at, last_seen_at)
-values ($2, $3, $4, $5::text[], $6, ${NOW}, ${NOW})
+insert into ${s.quoted}.workers as w (worker_id, host, pid, queues, running, held, started_at, last_seen_at)
+values ($2, $3, $4, $5::text[], $6, $8::jsonb, ${NOW}, ${NOW})
 on conflict (worker_id) do update set
-  host = excluded.host, pid = excluded.pid, queues = excluded.queues, running = excluded.running, last_seen_at = excluded.last_seen_at
+  host = excluded.host, pid = excluded.pid, queues = excluded.queues, running = excluded.running, held = excluded.held,
+  last_seen_at = excluded.last_seen_at
 `,
 );
 
@@ -30,12 +32,13 @@ const REMOVE_WORKER = defineStatement('remove_worker', (s) => `delete from ${s.q
 
 const LIST_WORKERS = defineStatement(
   'list_workers',
-  (s) => `select worker_id, host, pid, queues, running, started_at, last_seen_at from ${s.quoted}.workers order by worker_id collate "C"`,
+  (s) => `select worker_id, host, pid, queues, running, held, started_at, last_seen_at from ${s.quoted}.workers order by worker_id collate "C"`,
 );
 
 export async function recordWorker(ctx: SqlContext, params: { worker: WorkerHeartbeat }): Promise<void> {
-  const { workerId, host, pid, queues, running } = params.worker;
-  await ctx.run(RECORD_WORKER, [ctx.now(), workerId, host, pid, [...queues], running, WORKER_FORGET_MS]);
+  const { workerId, host, pid, queues, running, held } = params.worker;
+  const heldJson = JSON.stringify(held.map(({ id, queue }) => ({ id, queue })));
+  await ctx.run(RECORD_WORKER, [ctx.now(), workerId, host, pid, [...queues], running, WORKER_FORGET_MS, heldJson]);
 }
 
 export async function removeWorker(ctx: SqlContext, params: { workerId: string }): Promise<void> {
@@ -50,6 +53,7 @@ export async function listWorkers(ctx: SqlContext): Promise<WorkerInfo[]> {
     pid: row.pid,
     queues: row.queues,
     running: row.running,
+    held: row.held,
     startedAt: row.started_at,
     lastSeenAt: row.last_seen_at,
   }));
