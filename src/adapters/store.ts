@@ -163,6 +163,8 @@ export interface RateLimit {
 export interface ScheduleState {
   name: string;
   lastTickAt: Date;
+  /** Since when its ticks pass with no job (pauseSchedule); null when it runs. */
+  pausedAt: Date | null;
 }
 
 /** What `getSchedules` answers: the schedules, and the time by the store's clock when it read
@@ -616,6 +618,11 @@ export interface JobStore {
   /** Each schedule's state, by name; names never registered are left out. With the store's
    *  "now" (also when no name is given). */
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates>;
+  /** Pauses a schedule: it still advances tick by tick, but its ticks enqueue no job until
+   *  resumeSchedule. Null when no supervisor has registered that name. Idempotent: a paused
+   *  one keeps its first pausedAt. */
+  pauseSchedule(params: { name: string }): Promise<ScheduleState | null>;
+  resumeSchedule(params: { name: string }): Promise<ScheduleState | null>;
   /** Compare-and-set per schedule, each with its jobs (enqueued as by `enqueueJobs`, a live
    *  unique key keeping the older job): answers per entry, in input order, whether it applied.
    *  A tick is enqueued once however many supervisors try, even after its job is gone. An

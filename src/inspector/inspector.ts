@@ -16,6 +16,8 @@
  *   GET  /api/flows/:id/graph.svg   the flow's DAG, each job coloured by its state
  *   GET  /api/jobs/:id/flow         the flow the job belongs to, if any
  *   GET  /api/events                server-sent events: transitions as they are written
+ *   GET  /api/schedules             each schedule given: timetable, last and next tick, paused
+ *   POST /api/schedules/:name/{pause,resume,run}   with the token
  *   POST /api/jobs                  with the token; body {"queue", "kind", "payload", …}: enqueue one job
  *   POST /api/jobs/:id/{retry,cancel,delete}   with the token: header or form field
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
@@ -38,6 +40,7 @@ import { pino } from 'pino';
 import type { JobStore, Unsubscribe } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Queue } from '../queue.js';
+import type { Schedule } from '../schedule.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Logger } from '../types.js';
 import { ACTIONS, QUEUE_ACTIONS, runAction, runQueueAction, runSignal, type Action, type QueueAction } from './actions.js';
@@ -61,6 +64,7 @@ import {
 import { countMatching, runBulkAction } from './bulk.js';
 import { deadGroups, retryDeadGroup } from './dead-groups.js';
 import { ENQUEUE_BODY_BYTES, runEnqueue } from './enqueue.js';
+import { listSchedules, runScheduleAction, SCHEDULE_ACTIONS, type ScheduleAction } from './schedules.js';
 import { parseFilters, parseJobId, parseNoQuery, parseQueueName } from './params.js';
 import { ThroughputStats } from './throughput.js';
 import { QueueStats } from './queue-stats.js';
@@ -87,6 +91,9 @@ export interface InspectorOptions {
    *  against them and uses their settings. Without them it enqueues into queues the store's
    *  jobs use, with the default settings. */
   queues?: readonly Queue[];
+  /** The schedule definitions (defineSchedule): the schedules page lists them with their last
+   *  and next tick, and runs, pauses or resumes one. Without them the page has none. */
+  schedules?: readonly Schedule[];
 }
 
 export interface Inspector {
@@ -140,6 +147,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   if (queues !== undefined && (!Array.isArray(queues) || !queues.every((q) => typeof q?.name === 'string' && typeof q.handlers === 'object'))) {
     throw new InvalidOptionError('queues', 'must be an array of queues made by defineQueue');
   }
+  const schedules = options.schedules ?? [];
+  if (!Array.isArray(schedules) || !schedules.every((s) => typeof s?.name === 'string' && typeof s.jobFor === 'function')) {
+    throw new InvalidOptionError('schedules', 'must be an array of schedules made by defineSchedule');
+  }
 
   const files = new Map<string, Buffer>();
   for (const [path, { file }] of Object.entries(STATIC_FILES)) files.set(path, await readFile(new URL(file, PUBLIC_DIR)));
@@ -177,6 +188,18 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       await authorizeAction(req);
       const result = await runBulkAction(action as Action, parseFilters(url.searchParams), store, supervisor);
       logger.info({ action, filters: Object.fromEntries(url.searchParams), applied: result.applied }, 'inspector: bulk action');
+      readContext.stats.invalidate();
+      feed.wake();
+      sendJson(res, 200, result);
+      return;
+    }
+    if (req.method === 'POST' && segments.length === 4 && segments[0] === 'api' && segments[1] === 'schedules') {
+      const action = segments[3] as ScheduleAction;
+      if (!SCHEDULE_ACTIONS.includes(action)) throw new HttpError(404, `no such action: POST ${path}`);
+      await authorizeAction(req);
+      const name = parseQueueName(segments[2]!, 'schedule');
+      const result = await runScheduleAction(store, schedules, name, action);
+      logger.info({ schedule: name, action }, 'inspector: schedule action');
       readContext.stats.invalidate();
       feed.wake();
       sendJson(res, 200, result);
@@ -265,6 +288,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (resource === 'info' && rawId === undefined) return sendJson(res, 200, read.info(readContext));
     if (resource === 'queues' && rawId === undefined) return sendJson(res, 200, await read.queues(readContext));
     if (resource === 'workers' && rawId === undefined) return sendJson(res, 200, await read.workers(readContext));
+    if (resource === 'schedules' && rawId === undefined) return sendJson(res, 200, await listSchedules(store, schedules));
     if (resource === 'queues' && rawId !== undefined && sub === 'dead-groups' && rest.length === 0) {
       return sendJson(res, 200, await deadGroups(store, parseQueueName(rawId)));
     }

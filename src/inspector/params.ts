@@ -107,14 +107,14 @@ export function isJobId(text: string): boolean {
 }
 
 /** A queue name from a path segment, as the library checks queue names. */
-export function parseQueueName(segment: string): string {
+export function parseQueueName(segment: string, what: 'queue' | 'schedule' = 'queue'): string {
   let name: string;
   try {
     name = decodeURIComponent(segment);
   } catch {
-    throw new HttpError(400, 'queue: not a valid URL segment');
+    throw new HttpError(400, `${what}: not a valid URL segment`);
   }
-  if (!NAME.test(name)) throw new HttpError(400, 'queue: must be 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit');
+  if (!NAME.test(name)) throw new HttpError(400, `${what}: must be 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
   return name;
 }
 

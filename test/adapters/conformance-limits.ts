@@ -191,7 +191,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       expect(await schedules(['nightly'])).toEqual([]);
       expect(await advanceOne(advance('nightly', null, 0))).toBe(true);
       expect(await advanceOne(advance('nightly', null, 5))).toBe(false);
-      expect(await schedules(['nightly', 'unknown'])).toEqual([{ name: 'nightly', lastTickAt: t(0) }]);
+      expect(await schedules(['nightly', 'unknown'])).toEqual([{ name: 'nightly', lastTickAt: t(0), pausedAt: null }]);
     });
 
     it('advance by compare-and-set with their jobs: a stale previous tick applies and enqueues nothing', async () => {
@@ -209,7 +209,27 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
         [{ n: 180_000 }, t(180_000), 'nightly@180000', 'pending'],
       ]);
       expect((await store().getJobEvents({ id: jobs[0]!.id })).map((e) => e.toState)).toEqual(['pending']);
-      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(180_000) }]);
+      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(180_000), pausedAt: null }]);
+    });
+
+    it('pause: the schedule advances tick by tick and enqueues nothing until resumed; unknown names answer null', async () => {
+      expect(await store().pauseSchedule({ name: 'nightly' })).toBeNull();
+      expect(await store().resumeSchedule({ name: 'nightly' })).toBeNull();
+      await advanceOne(advance('nightly', null, 0));
+      clock().advance(180_000);
+      const pausedAt = new Date(clock().now());
+      expect(await store().pauseSchedule({ name: 'nightly' })).toEqual({ name: 'nightly', lastTickAt: t(0), pausedAt });
+      clock().advance(1_000);
+      // Paused again: it keeps the first pausedAt.
+      expect(await store().pauseSchedule({ name: 'nightly' })).toEqual({ name: 'nightly', lastTickAt: t(0), pausedAt });
+      expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
+      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(60_000), pausedAt }]);
+      // A stale advance of a paused schedule still does not apply.
+      expect(await advanceOne(advance('nightly', 0, 120_000, [tickJob(120_000)]))).toBe(false);
+      expect(await store().listJobs({ queue: 'cron' })).toEqual([]);
+      expect(await store().resumeSchedule({ name: 'nightly' })).toEqual({ name: 'nightly', lastTickAt: t(60_000), pausedAt: null });
+      expect(await advanceOne(advance('nightly', 60_000, 120_000, [tickJob(120_000)]))).toBe(true);
+      expect((await store().listJobs({ queue: 'cron' })).map((job) => job.payload)).toEqual([{ n: 120_000 }]);
     });
 
     it('never enqueue a tick again once it is past, even after its job finished', async () => {
@@ -234,9 +254,9 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       ).toEqual([false, true, true]);
       expect(idsOf(await store().listJobs({ queue: 'cron' }))).toEqual([held!.id]);
       expect(await schedules(['c', 'b', 'a'])).toEqual([
-        { name: 'a', lastTickAt: t(0) },
-        { name: 'b', lastTickAt: t(60_000) },
-        { name: 'c', lastTickAt: t(0) },
+        { name: 'a', lastTickAt: t(0), pausedAt: null },
+        { name: 'b', lastTickAt: t(60_000), pausedAt: null },
+        { name: 'c', lastTickAt: t(0), pausedAt: null },
       ]);
     });
 
@@ -246,7 +266,7 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       await advanceOne(advance('nightly', null, 0));
       expect(await store().getSchedules({ names: ['nightly', 'unknown'] })).toEqual({
         now: new Date(clock().now()),
-        schedules: [{ name: 'nightly', lastTickAt: t(0) }],
+        schedules: [{ name: 'nightly', lastTickAt: t(0), pausedAt: null }],
       });
     });
 
@@ -261,14 +281,14 @@ export function describeLimitsConformance(current: () => { store: JobStore; cloc
       ).toEqual([false, false, true]);
       expect(await store().listJobs({ queue: 'cron' })).toEqual([]);
       expect(await schedules(['early', 'hourly', 'nightly'])).toEqual([
-        { name: 'hourly', lastTickAt: t(59_999) },
-        { name: 'nightly', lastTickAt: t(0) },
+        { name: 'hourly', lastTickAt: t(59_999), pausedAt: null },
+        { name: 'nightly', lastTickAt: t(0), pausedAt: null },
       ]);
       clock().advance(1);
       // At its time to the millisecond, it is written.
       expect(await advanceOne(advance('nightly', 0, 60_000, [tickJob(60_000)]))).toBe(true);
       expect((await store().listJobs({ queue: 'cron' })).map((job) => job.uniqueKey)).toEqual(['nightly@60000']);
-      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(60_000) }]);
+      expect(await schedules(['nightly'])).toEqual([{ name: 'nightly', lastTickAt: t(60_000), pausedAt: null }]);
     });
 
     it('refuse a call that names a schedule twice', async () => {

@@ -178,7 +178,7 @@ describe('schedules', () => {
       await startSupervisor(store, clock).start();
       await advance(clock, 11 * MINUTE, 10_000);
       expect(await ticksEnqueued(store)).toEqual([at(5), at(10)]);
-      expect((await store.getSchedules({ names: ['digest'] })).schedules).toEqual([{ name: 'digest', lastTickAt: new Date(at(10)) }]);
+      expect((await store.getSchedules({ names: ['digest'] })).schedules).toEqual([{ name: 'digest', lastTickAt: new Date(at(10)), pausedAt: null }]);
     });
   }
 

@@ -51,6 +51,7 @@ import type {
   RescueParams,
   ScanJobsParams,
   ScheduleAdvance,
+  ScheduleState,
   ScheduleStates,
   SqlClient,
   StoreCapabilities,
@@ -108,6 +109,8 @@ export class MemoryStore implements JobStore {
   readonly #subscriptions = new Set<Subscription>();
   /** Per schedule, its last enqueued tick. */
   readonly #schedules = new Map<string, Date>();
+  /** Paused schedules: since when (pauseSchedule). */
+  readonly #pausedSchedules = new Map<string, Date>();
   /** Per dead-job alert dedupe key, when its last alert went out and how many were held back since. */
   readonly #alerts = new Map<string, { sentAt: number; suppressed: number }>();
   /** Every queue ever enqueued to, paused or resumed, by name; prune keeps them. */
@@ -552,8 +555,24 @@ export class MemoryStore implements JobStore {
     const schedules = [...new Set(params.names)]
       .filter((name) => this.#schedules.has(name))
       .sort(compareStrings)
-      .map((name) => ({ name, lastTickAt: copyDate(this.#schedules.get(name)!) }));
+      .map((name) => this.#scheduleState(name));
     return { now: this.#now(), schedules };
+  }
+
+  async pauseSchedule(params: { name: string }): Promise<ScheduleState | null> {
+    if (!this.#schedules.has(params.name)) return null;
+    if (!this.#pausedSchedules.has(params.name)) this.#pausedSchedules.set(params.name, this.#now());
+    return this.#scheduleState(params.name);
+  }
+
+  async resumeSchedule(params: { name: string }): Promise<ScheduleState | null> {
+    if (!this.#schedules.has(params.name)) return null;
+    this.#pausedSchedules.delete(params.name);
+    return this.#scheduleState(params.name);
+  }
+
+  #scheduleState(name: string): ScheduleState {
+    return { name, lastTickAt: copyDate(this.#schedules.get(name)!), pausedAt: copyDate(this.#pausedSchedules.get(name) ?? null) };
   }
 
   async enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {
@@ -568,7 +587,8 @@ export class MemoryStore implements JobStore {
       // A tick after the store's now is never written, whatever the caller thought the time was.
       if (!current || advance.tickAt.getTime() > now.getTime()) return false;
       this.#schedules.set(advance.schedule, copyDate(advance.tickAt));
-      for (const job of advance.jobs) this.#insert(job, now, woken);
+      // Paused: the schedule advances, its ticks enqueue nothing.
+      if (!this.#pausedSchedules.has(advance.schedule)) for (const job of advance.jobs) this.#insert(job, now, woken);
       return true;
     });
     this.#wake(woken);

@@ -39,6 +39,7 @@ import type {
   SchemaCheck,
   ScanJobsParams,
   ScheduleAdvance,
+  ScheduleState,
   ScheduleStates,
   SqlClient,
   StoreCapabilities,
@@ -66,7 +67,7 @@ import { enqueueFlow } from './queries/enqueue-flow.js';
 import { cancelFlow, getFlow, getJobDependencies, waitForChildren } from './queries/flow-reads.js';
 import { enqueueScheduledJobs } from './queries/enqueue-scheduled-jobs.js';
 import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
-import { getSchedules } from './queries/get-schedules.js';
+import { getSchedules, setSchedulePaused } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { listQueues, pauseQueue, resumeQueue } from './queries/queues.js';
@@ -276,6 +277,14 @@ export class SqlJobStore implements JobStore {
 
   getSchedules(params: { names: readonly string[] }): Promise<ScheduleStates> {
     return getSchedules(this.#ctx, params);
+  }
+
+  pauseSchedule(params: { name: string }): Promise<ScheduleState | null> {
+    return setSchedulePaused(this.#ctx, params.name, true);
+  }
+
+  resumeSchedule(params: { name: string }): Promise<ScheduleState | null> {
+    return setSchedulePaused(this.#ctx, params.name, false);
   }
 
   enqueueScheduledJobs(params: { advances: readonly ScheduleAdvance[] }): Promise<boolean[]> {

@@ -33,7 +33,7 @@ export function inspectCommand(): Command {
         .env('JOBVISOR_INSPECTOR_TOKEN')
         .argParser(parseToken),
     )
-    .option('--worker-module <path>', "the module's queues: the enqueue form checks a job's queue and kind against them and uses their settings")
+    .option('--worker-module <path>', "the module's queues and schedules: the enqueue form checks a job's queue and kind against them, the schedules page lists its schedules")
     .action(async (options: InspectOptions) => {
       const token = options.token === true ? randomBytes(18).toString('base64url') : options.token;
       const loopback = isLoopbackAddress(options.host);
@@ -42,7 +42,7 @@ export function inspectCommand(): Command {
       }
       // Imported here, not at the top: the other commands' start-up need not load the inspector.
       const { startInspector } = await import('../../inspector/inspector.js');
-      const queues = options.workerModule === undefined ? undefined : (await loadWorkerModule(options.workerModule)).queues;
+      const module = options.workerModule === undefined ? undefined : await loadWorkerModule(options.workerModule);
       const logger = pino({ name: 'jobvisor', level: 'warn' }, pino.destination(2));
       const { store, label, close } = await openStore(options, { logger });
       try {
@@ -52,7 +52,7 @@ export function inspectCommand(): Command {
           port: options.port,
           logger,
           ...(token === undefined ? {} : { token }),
-          ...(queues === undefined ? {} : { queues }),
+          ...(module === undefined ? {} : { queues: module.queues, ...(module.schedules ? { schedules: module.schedules } : {}) }),
         }).catch((error: unknown) => {
           if ((error as { code?: unknown }).code === 'EADDRINUSE') {
             const where = (error as { address?: string }).address ?? options.host;

@@ -375,6 +375,60 @@ function retryGroupButton(queue, group) {
   return button;
 }
 
+// ── schedules ──────────────────────────────────────────────────────────────────────────
+
+async function loadSchedules() {
+  const view = await api('/api/schedules');
+  const rows = view.schedules.map((s) =>
+    el(
+      'tr',
+      { 'data-schedule': s.name },
+      el('td', {}, s.name),
+      el(
+        'td',
+        { class: 'schedule-status' },
+        !s.registered
+          ? el('span', { class: 'state', title: 'no supervisor running it has registered it in the store yet' }, 'not started')
+          : s.pausedAt
+            ? el('span', { class: 'state paused', title: `paused since ${fullTime(s.pausedAt)}: its ticks pass with no job` }, 'paused')
+            : el('span', { class: 'state active' }, 'active'),
+      ),
+      el('td', {}, el('code', {}, s.timetable)),
+      el('td', {}, el('a', { href: `#/queues/${encodeURIComponent(s.queue)}` }, s.queue), `/${s.kind}`),
+      el('td', {}, s.lastTickAt ? time(s.lastTickAt) : '—'),
+      el('td', {}, s.pausedAt ? el('span', { class: 'muted', title: fullTime(s.nextTickAt) }, 'paused') : time(s.nextTickAt)),
+      el('td', { class: 'act-col row-actions' }, ...(state.info.actions ? scheduleButtons(s) : [])),
+    ),
+  );
+  $('#schedules-table tbody').replaceChildren(
+    ...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'no schedules: start the inspector with them (startInspector({ schedules }), or jobvisor inspect --worker-module)'))]),
+  );
+  $('#schedules-note').textContent = `times by the store's clock; a paused schedule advances without enqueueing`;
+}
+
+function scheduleButtons(s) {
+  const actions = ['run', ...(s.registered ? [s.pausedAt ? 'resume' : 'pause'] : [])];
+  return actions.map((action) => {
+    const button = el('button', { type: 'button', 'data-schedule-action': action }, action === 'run' ? 'run now' : action);
+    button.addEventListener('click', async () => {
+      const question = {
+        run: `Enqueue schedule ${s.name}'s job (${s.queue}/${s.kind}) now? Its own ticks go on as before.`,
+        pause: `Pause schedule ${s.name}? Its ticks pass with no job until it is resumed.`,
+        resume: `Resume schedule ${s.name}? It enqueues again from its next tick.`,
+      }[action];
+      if (!confirm(question)) return;
+      try {
+        const result = await api(`/api/schedules/${encodeURIComponent(s.name)}/${action}`, { method: 'POST' });
+        flash(result.message);
+      } catch (error) {
+        flash(`${action} refused (${error.status || 'error'}): ${error.message}`, 'error');
+      }
+      await refresh();
+    });
+    return button;
+  });
+}
+
 /** The list's filters and page live in the real URL's query (`/?queue=mail&state=dead&before=120`),
  *  so reload, Back and a shared link show the same list. */
 const LIST_PARAMS = ['queue', 'state', 'kind', 'q', 'in'];
@@ -775,14 +829,17 @@ function route() {
   $('#flow').hidden = state.flowId === null;
   if (state.flowId !== null) $('#flow-diagram').replaceChildren();
   state.workersPage = state.jobId === null && /^#\/workers\b/.test(location.hash);
+  state.schedulesPage = /^#\/schedules\b/.test(location.hash);
+  $('#schedules').hidden = !state.schedulesPage;
+  $('#tab-schedules').classList.toggle('current', state.schedulesPage);
   const queueMatch = /^#\/queues\/([^?/]+)/.exec(location.hash);
   state.queueName = queueMatch ? decodeURIComponent(queueMatch[1]) : null;
   $('#queue').hidden = state.queueName === null;
-  $('#overview').hidden = state.jobId !== null || state.workersPage || state.flowId !== null || state.queueName !== null;
+  $('#overview').hidden = state.jobId !== null || state.workersPage || state.flowId !== null || state.queueName !== null || state.schedulesPage;
   $('#workers').hidden = !state.workersPage;
   $('#job').hidden = state.jobId === null;
   $('#tab-workers').classList.toggle('current', state.workersPage);
-  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null && state.queueName === null);
+  $('#tab-overview').classList.toggle('current', !state.workersPage && state.jobId === null && state.queueName === null && !state.schedulesPage);
   return refresh();
 }
 
@@ -792,6 +849,7 @@ async function refresh() {
     else if (state.flowId !== null) await loadFlow(state.flowId);
     else if (state.workersPage) await loadWorkers();
     else if (state.queueName !== null) await loadQueue(state.queueName);
+    else if (state.schedulesPage) await loadSchedules();
     else {
       fillFilterForm();
       await Promise.all([loadQueues(), loadJobs()]);
@@ -848,6 +906,7 @@ async function readView() {
   if (state.flowId !== null) return loadFlow(state.flowId).catch(() => {});
   if (state.workersPage) return loadWorkers().catch(() => {});
   if (state.queueName !== null) return loadQueue(state.queueName).catch(() => {});
+  if (state.schedulesPage) return loadSchedules().catch(() => {});
   const reads = [loadQueues()];
   // The newest page gains new jobs; an older one has its rows' states set from the events.
   if (!state.before) reads.push(loadJobs());
@@ -865,7 +924,7 @@ function onTransitions(events) {
     return;
   }
   loop.changed = true;
-  if (state.workersPage || state.queueName !== null || !state.before) return;
+  if (state.workersPage || state.queueName !== null || state.schedulesPage || !state.before) return;
   for (const event of events) {
     const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(event.jobId)}"]`);
     if (!row) continue;

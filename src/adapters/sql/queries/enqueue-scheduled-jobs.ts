@@ -16,6 +16,7 @@ import { toInput } from './enqueue-input.js';
  * - `advance` drops a tick after the database's now: it does not apply, whatever the caller's
  *   estimate of that time was (a tick is never written before its time). The caller reads the
  *   schedule, and the time, again.
+ * - A paused schedule (paused_at, migration 0024) advances as any, and enqueues no job.
  * - Jobs are inserted only for the entries that applied, with enqueue's unique-key rule (a
  *   live holder keeps the key; the tick still counts as enqueued), their history and one
  *   NOTIFY per queue.
@@ -37,10 +38,11 @@ moved as (
   update ${s.quoted}.schedules s set last_tick_at = a.tick, updated_at = ${NOW}
   from advance a
   where s.name = a.name and a.previous is not null and s.last_tick_at = a.previous
-  returning s.name
+  returning s.name, s.paused_at
 ),
 applied as (
-  select i from advance where name in (select name from registered union all select name from moved)
+  select a.i, m.paused_at is not null as paused from advance a
+  join (select name, null::timestamptz as paused_at from registered union all select name, paused_at from moved) m on m.name = a.name
 ),
 inserted as (
   insert into ${s.quoted}.jobs (queue, kind, payload, priority, run_at, max_attempts, unique_key,
@@ -50,7 +52,7 @@ inserted as (
   from jsonb_to_recordset($3::jsonb) as x(
     i int, n int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, max_attempts int,
     unique_key text, concurrency_key text)
-  where x.i in (select i from applied)
+  where x.i in (select i from applied where not paused)
   order by x.n
   on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
