@@ -301,6 +301,22 @@ export interface CountJobsUpToParams extends JobFilters {
   maxScan?: number;
 }
 
+/** A fair queue's tenant (null: the default tenant) and its jobs waiting to be claimed
+ *  (pending, retrying, sleeping) and running. */
+export interface TenantBacklog {
+  tenant: string | null;
+  waiting: number;
+  running: number;
+}
+
+export interface TenantBacklogs {
+  /** Most waiting first. */
+  tenants: TenantBacklog[];
+  /** The queue holds more than `maxScan` waiting (or running) jobs: the counts are of the
+   *  first `maxScan` of them. */
+  partial: boolean;
+}
+
 /** A dead job's error as the grouping of dead jobs names it (groupDeadJobs). */
 export interface ErrorMatch {
   code: string | null;
@@ -576,6 +592,10 @@ export interface JobStore {
    *  newest `maxScan` of them, through the index that holds dead jobs. Retry a group with
    *  retryJobsMatching's `error`. */
   groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups>;
+  /** A queue defined with `fairShare`: its tenants with their backlogs, reading at most
+   *  `maxScan` (default 10,000) waiting and as many running jobs. A queue that is not fair
+   *  answers no tenant. */
+  getTenantBacklogs(params: { queue: string; maxScan?: number }): Promise<TenantBacklogs>;
   /** cancelJob on the newest `max` pending, retrying, waiting, sleeping or running jobs
    *  matching, at once: `applied` counts those cancelled and the running ones asked to cancel
    *  (their workers abort them, as for cancelJob). */

@@ -23,6 +23,7 @@
  *   POST /api/jobs/:id/signal      with the token; body {"name", "payload"} (JSON) or form fields
  *   POST /api/queues/:name/{pause,resume}      with the token
  *   GET  /api/queues/:name/dead-groups         the queue's dead jobs grouped by error
+ *   GET  /api/queues/:name/tenants             a fair queue's tenants with their backlogs
  *   POST /api/queues/:name/dead-groups/retry   with the token; body {"code", "message"}: that group's jobs
  *   GET  /api/jobs-count?queue&state&kind      how many jobs match, through an index (exact up to 10,000)
  *   POST /api/bulk/{retry,cancel,delete}?queue&state&kind   on every job that matches, with the token
@@ -118,6 +119,8 @@ const STATS_CACHE_MS = 2_000;
  *  of the last two buckets only, but the history grows with every transition. */
 const HISTORY_REFRESH_MS = 5_000;
 const KEEPALIVE_MS = 15_000;
+/** A fair queue's waiting (and running) jobs read at most for its tenants' counts. */
+const TENANTS_SCAN = 10_000;
 
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
   const { store, supervisor } = options;
@@ -291,6 +294,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (resource === 'schedules' && rawId === undefined) return sendJson(res, 200, await listSchedules(store, schedules));
     if (resource === 'queues' && rawId !== undefined && sub === 'dead-groups' && rest.length === 0) {
       return sendJson(res, 200, await deadGroups(store, parseQueueName(rawId)));
+    }
+    if (resource === 'queues' && rawId !== undefined && sub === 'tenants' && rest.length === 0) {
+      return sendJson(res, 200, await store.getTenantBacklogs({ queue: parseQueueName(rawId), maxScan: TENANTS_SCAN }));
     }
     if (resource === 'machine.svg' && rawId === undefined) {
       return sendText(res, 'image/svg+xml; charset=utf-8', await read.jobMachineSvg(readContext, undefined));

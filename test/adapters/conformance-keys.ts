@@ -207,6 +207,28 @@ export function describeKeysConformance(current: () => { store: JobStore; clock:
       expect((await fairClaim(5)).map((job) => job.tenant).sort()).toEqual(['a', null].sort());
     });
 
+    it("getTenantBacklogs: a fair queue's tenants with their waiting and running jobs, most waiting first, bounded", async () => {
+      await enqueueFor('a', 5);
+      await enqueueFor('b', 2);
+      await enqueueFor(null, 3);
+      await enqueue({ queue: 'plain' });
+      expect(tenantOf(await fairClaim(3))).toEqual(['a', 'b', '-']);
+      expect(await store().getTenantBacklogs({ queue: 'q' })).toEqual({
+        tenants: [
+          { tenant: 'a', waiting: 4, running: 1 },
+          { tenant: null, waiting: 2, running: 1 },
+          { tenant: 'b', waiting: 1, running: 1 },
+        ],
+        partial: false,
+      });
+      const bounded = await store().getTenantBacklogs({ queue: 'q', maxScan: 4 });
+      expect(bounded.partial).toBe(true);
+      expect(bounded.tenants.reduce((n, t) => n + t.waiting, 0)).toBe(4);
+      expect(bounded.tenants.reduce((n, t) => n + t.running, 0)).toBe(3);
+      expect(await store().getTenantBacklogs({ queue: 'plain' })).toEqual({ tenants: [], partial: false });
+      expect(await store().getTenantBacklogs({ queue: 'nope' })).toEqual({ tenants: [], partial: false });
+    });
+
     it('claims round-robin across tenants, whatever the order and size of their backlogs', async () => {
       await enqueueFor('a', 50);
       await enqueueFor('b', 3);

@@ -66,6 +66,32 @@ describeBrowser('inspector page: a queue and its dead jobs by error', (session) 
     await expect.poll(() => groups.count(), WAIT).toBe(1);
   });
 
+  it("shows a fair queue's tenants with their backlogs, and no tenants for a plain queue", async () => {
+    const store = memoryStore();
+    const exports = defineQueue('exports', { fairShare: true, handlers: { run: async () => null } });
+    for (let i = 0; i < 3; i++) await exports.enqueue(store, 'run', {}, { tenant: 'acme' });
+    await exports.enqueue(store, 'run', {}, { tenant: 'globex' });
+    await exports.enqueue(store, 'run', {});
+    const [held] = await store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'exports', limit: 1, fairShare: true }] });
+    expect(held!.tenant).toBe('acme');
+    await store.enqueueJobs({ jobs: [{ queue: 'plain', kind: 'k', payload: {}, maxAttempts: 1 }] });
+    const inspector = await session.startInspector({ store, port: 0 });
+    page = await session.newPage();
+    await page.goto(`${inspector.url}#/queues/exports`);
+    const rows = page.locator('#tenants-table tbody tr');
+    await rows.nth(2).waitFor(WAIT);
+    const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(cells).toEqual([
+      ['acme', '2', '1'],
+      ['default tenant', '1', '0'],
+      ['globex', '1', '0'],
+    ]);
+    await page.goto(`${inspector.url}#/queues/plain`);
+    await page.locator('#queue-name', { hasText: 'plain' }).waitFor(WAIT);
+    await page.locator('#dead-groups-note', { hasText: '0 dead jobs' }).waitFor(WAIT);
+    expect(await page.isHidden('#tenants')).toBe(true);
+  });
+
   it('refuses a retry without the token, a body that names no group, and a bad queue name', async () => {
     const store = memoryStore();
     const inspector = await session.startInspector({ store, port: 0, pollIntervalMs: 50, token: TOKEN });

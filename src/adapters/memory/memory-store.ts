@@ -53,6 +53,8 @@ import type {
   ScheduleAdvance,
   ScheduleState,
   ScheduleStates,
+  TenantBacklog,
+  TenantBacklogs,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -457,6 +459,26 @@ export class MemoryStore implements JobStore {
     const moved = this.#retryJobs([...seeds.values()], true);
     const applied = [...seeds.values()].filter((id) => moved.has(id)).length;
     return { matched: Math.min(picked.length, max), applied, capped: picked.length > max };
+  }
+
+  async getTenantBacklogs(params: { queue: string; maxScan?: number }): Promise<TenantBacklogs> {
+    const maxScan = Math.max(1, params.maxScan ?? 10_000);
+    const fair = [...this.#tenantRanks.keys()].some((key) => key.startsWith(`${params.queue}\0`));
+    const byTenant = new Map<string | null, TenantBacklog>();
+    const read = { waiting: 0, running: 0 };
+    for (const job of this.#jobs.values()) {
+      if (!fair || job.queue !== params.queue) continue;
+      const phase = job.state === 'running' ? 'running' : ['pending', 'retrying', 'sleeping'].includes(job.state) && this.#fair.has(job.id) ? 'waiting' : null;
+      if (phase === null || (read[phase] += 1) > maxScan) continue;
+      const tenant = this.#fair.get(job.id)?.tenant ?? job.tenant;
+      const backlog = byTenant.get(tenant) ?? { tenant, waiting: 0, running: 0 };
+      backlog[phase] += 1;
+      byTenant.set(tenant, backlog);
+    }
+    const tenants = [...byTenant.values()].sort(
+      (a, b) => b.waiting - a.waiting || b.running - a.running || (a.tenant === null ? -1 : b.tenant === null ? 1 : compareStrings(a.tenant, b.tenant)),
+    );
+    return { tenants, partial: read.waiting > maxScan || read.running > maxScan };
   }
 
   async groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups> {

@@ -41,6 +41,7 @@ import type {
   ScheduleAdvance,
   ScheduleState,
   ScheduleStates,
+  TenantBacklogs,
   SqlClient,
   StoreCapabilities,
   TransitionCount,
@@ -79,6 +80,7 @@ import { retryFlow, retryJob } from './queries/retry-job.js';
 import { scanJobs } from './queries/scan-jobs.js';
 import { cancelJobsMatching, countJobsUpTo, retryJobsMatching } from './queries/bulk-jobs.js';
 import { groupDeadJobs } from './queries/group-dead-jobs.js';
+import { getTenantBacklogs } from './queries/tenant-backlogs.js';
 import { setProgressIfRunning } from './queries/set-progress-if-running.js';
 import { setStatesIfRunning } from './queries/set-states-if-running.js';
 import { SqlContext } from './sql-context.js';
@@ -225,6 +227,10 @@ export class SqlJobStore implements JobStore {
 
   groupDeadJobs(params: GroupDeadJobsParams): Promise<DeadJobGroups> {
     return groupDeadJobs(this.#ctx, params);
+  }
+
+  getTenantBacklogs(params: { queue: string; maxScan?: number }): Promise<TenantBacklogs> {
+    return getTenantBacklogs(this.#ctx, params);
   }
 
   cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult> {

@@ -281,7 +281,11 @@ const COUNTED_STATES = ['pending', 'retrying', 'running', 'waiting', 'sleeping',
 
 /** A queue's own page (#/queues/<name>): its counts, pause or resume, its dead jobs by error. */
 async function loadQueue(name) {
-  const [view, dead] = await Promise.all([api('/api/queues'), api(`/api/queues/${encodeURIComponent(name)}/dead-groups`)]);
+  const [view, dead, tenants] = await Promise.all([
+    api('/api/queues'),
+    api(`/api/queues/${encodeURIComponent(name)}/dead-groups`),
+    api(`/api/queues/${encodeURIComponent(name)}/tenants`),
+  ]);
   if (state.queueName !== name) return;
   const q = view.queues.find((queue) => queue.queue === name);
   $('#queue-name').textContent = name;
@@ -313,6 +317,19 @@ async function loadQueue(name) {
     ),
   );
   $('#dead-groups tbody').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'no dead jobs'))]));
+  $('#tenants').hidden = tenants.tenants.length === 0;
+  $('#tenants-table tbody').replaceChildren(
+    ...tenants.tenants.map((t) =>
+      el(
+        'tr',
+        { 'data-tenant': t.tenant ?? '' },
+        el('td', {}, t.tenant ?? el('span', { class: 'muted' }, 'default tenant')),
+        el('td', { class: 'num' }, String(t.waiting)),
+        el('td', { class: 'num' }, String(t.running)),
+      ),
+    ),
+  );
+  $('#tenants-note').textContent = `claims go round-robin across them${tenants.partial ? '; counted in the first 10,000 jobs only' : ''}`;
   $('#enqueue').hidden = !state.info.actions;
   const known = state.info.queues && state.info.queues.find((queue) => queue.name === name);
   $('#enqueue-kinds').replaceChildren(...(known ? known.kinds : []).map((kind) => el('option', { value: kind })));
