@@ -1,13 +1,14 @@
 /**
  * npm run screenshots: renews the inspector's screenshots in docs/ (inspector.png, the main
- * page; inspector-job.png, a job's story; inspector-workers.png, the workers page) from a
+ * page; inspector-job.png, a job's story; inspector-workers.png, the workers page;
+ * inspector-queue.png, a queue's page; inspector-schedules.png, the schedules page) from a
  * scene set up here on the memory store, in Debian's chromium through playwright-core.
  */
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { memoryStore, type MemoryStore } from '../src/adapters/memory/index.js';
 import { startInspector } from '../src/inspector/index.js';
-import { createSupervisor, defineQueue, PermanentJobError } from '../src/index.js';
+import { createSupervisor, defineQueue, defineSchedule, PermanentJobError } from '../src/index.js';
 
 const OUT = new URL('../docs/', import.meta.url);
 const WAIT = { timeout: 15_000 };
@@ -76,14 +77,18 @@ async function main(): Promise<void> {
   for (let i = 0; i < 3; i++) await reports.enqueue(store, 'build', { month: i + 1 });
   await store.pauseQueue({ queue: 'reports' });
 
+  const schedules = [
+    defineSchedule({ name: 'monthly-report', cron: '0 6 1 * *', timezone: 'Europe/Paris', queue: reports, kind: 'build', payload: { month: 'last' } }),
+    defineSchedule({ name: 'digest', cron: '*/15 * * * *', queue: mail, kind: 'send', payload: { to: 'team@example.com' } }),
+  ];
   const workers = [
     createSupervisor({ store, queues: [media], workerId: 'media-1:5210:1a7e', pollIntervalMs: 50 }),
-    createSupervisor({ store, queues: [mail, reports], workerId: 'mail-1:5377:c3d0', pollIntervalMs: 50 }),
+    createSupervisor({ store, queues: [mail, reports], schedules, workerId: 'mail-1:5377:c3d0', pollIntervalMs: 50 }),
   ];
   await Promise.all(workers.map((w) => w.start()));
   await media.enqueue(store, 'resize', { image: 'cover.jpg', width: 1280 });
 
-  const inspector = await startInspector({ store, port: 0, token: 'screenshots-token' });
+  const inspector = await startInspector({ store, port: 0, token: 'screenshots-token', queues: [places, mail, media, reports], schedules });
   const executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
   const browser = await chromium.launch({
     executablePath,
@@ -108,13 +113,25 @@ async function main(): Promise<void> {
     await page.goto(`${inspector.url}#/workers`);
     await page.locator('#workers-table tr[data-worker-id="media-1:5210:1a7e"] .held a').waitFor(WAIT);
     await page.screenshot({ path: new URL('inspector-workers.png', OUT).pathname, fullPage: true });
+
+    await page.goto(`${inspector.url}#/queues/mail`);
+    await page.fill('#token', 'screenshots-token');
+    await page.click('#token-form button[type=submit]');
+    await page.locator('#token-note', { hasText: 'accepted' }).waitFor(WAIT);
+    await page.locator('#dead-groups tbody tr button').first().waitFor(WAIT);
+    await page.locator('#enqueue-form').waitFor(WAIT);
+    await page.screenshot({ path: new URL('inspector-queue.png', OUT).pathname, fullPage: true });
+
+    await page.goto(`${inspector.url}#/schedules`);
+    await page.locator('#schedules-table tr[data-schedule="digest"] .schedule-status', { hasText: 'active' }).waitFor(WAIT);
+    await page.screenshot({ path: new URL('inspector-schedules.png', OUT).pathname, fullPage: true });
   } finally {
     await browser.close();
     release();
     await Promise.all(workers.map((w) => w.stop({ graceMs: 0 })));
     await inspector.close();
   }
-  console.log('wrote docs/inspector.png, docs/inspector-job.png, docs/inspector-workers.png');
+  console.log('wrote docs/inspector.png, docs/inspector-job.png, docs/inspector-workers.png, docs/inspector-queue.png, docs/inspector-schedules.png');
 }
 
 main().catch((error: unknown) => {
