@@ -10,8 +10,9 @@ import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../../src/adapters/memory/index.js';
+import { NEVER } from '../../src/adapters/store.js';
 import type { Inspector } from '../../src/inspector/index.js';
-import { defineFlow, defineQueue, enqueueFlow, flowJob, PermanentJobError } from '../../src/index.js';
+import { defineFlow, defineQueue, enqueueFlow, flowJob, PermanentJobError, type Queue } from '../../src/index.js';
 import { describeBrowser, type BrowserSession } from '../support/chromium.js';
 
 const WAIT = { timeout: 15_000 };
@@ -26,11 +27,12 @@ const SHORT_WORD = 32;
 
 interface Scene {
   store: MemoryStore;
+  queues: Queue[];
   /** A job that retried twice then completed: its story and machine diagrams have content. */
   storyId: string;
   /** A dead job with the long unique key and the long error. */
   longId: string;
-  /** A durable job asleep after a stored step. */
+  /** A durable job waiting for a signal after a stored step: its page has the signal form. */
   sleepingId: string;
   flowId: string;
 }
@@ -90,14 +92,14 @@ async function scene(session: BrowserSession): Promise<Scene> {
   const [first] = await store.claimJobs({ workerId: 'api-1:4121:9f2c', leaseMs: 60_000, queues: [{ queue: 'steps', limit: 1 }] });
   const lease = { id: first!.id, leaseToken: first!.leaseToken };
   await store.checkpointStep({ ...lease, name: 'charge', result: { chargeId: 'ch_1' } });
-  await store.suspendIfRunning({ ...lease, kind: 'sleep', name: 'cool-off', wake: { delayMs: 3_600_000 } });
+  await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } });
   for (let i = 0; i < 3; i++) await reports.enqueue(store, 'build', { month: i + 1 });
   await store.pauseQueue({ queue: 'reports' });
 
   const worker = session.supervisor({ store, queues: [media], workerId: LONG_WORKER, pollIntervalMs: 50 });
   await worker.start();
   await media.enqueue(store, 'resize', { image: 'cover.jpg', width: 1280 });
-  return { store, storyId: story.id, longId: long.id, sleepingId: first!.id, flowId };
+  return { store, queues: [places, mail, media, reports, steps], storyId: story.id, longId: long.id, sleepingId: first!.id, flowId };
 }
 
 /** Each page of the inspector, opened and waited for until its content is there. */
@@ -119,7 +121,14 @@ function pages(scene: Scene): Record<'overview' | 'queue' | 'workers' | 'story' 
         await page.locator(`#jobs tr[data-job-id="${scene.longId}"]`).waitFor(WAIT);
       },
     },
-    queue: { name: 'a queue', hash: '#/queues/places', ready: (page) => page.locator('#dead-groups tbody tr td.error-cell').first().waitFor(WAIT) },
+    queue: {
+      name: 'a queue',
+      hash: '#/queues/places',
+      async ready(page) {
+        await page.locator('#dead-groups tbody tr td.error-cell').first().waitFor(WAIT);
+        await page.locator('#enqueue-form').waitFor(WAIT);
+      },
+    },
     workers: { name: 'the workers', hash: '#/workers', ready: (page) => page.locator('#workers-table tbody tr .held a').first().waitFor(WAIT) },
     story: {
       name: 'a job with retries',
@@ -138,10 +147,11 @@ function pages(scene: Scene): Record<'overview' | 'queue' | 'workers' | 'story' 
       },
     },
     sleeping: {
-      name: 'a sleeping durable job, its machine',
+      name: 'a durable job waiting for a signal, its machine',
       hash: `#/jobs/${scene.sleepingId}`,
       async ready(page) {
         await page.locator('#job-durable-steps tbody tr').first().waitFor(WAIT);
+        await page.locator('#signal-form').waitFor(WAIT);
         await page.check('input[name="diagram-view"][value="machine"]');
         await page.locator('#job-diagram[data-view="machine"] svg').waitFor(WAIT);
       },
@@ -209,7 +219,8 @@ describeBrowser('inspector page: layout on a phone and a laptop, dark mode', (se
 
   async function open(viewport: { width: number; height: number }): Promise<Page> {
     built = await scene(session);
-    inspector = await session.startInspector({ store: built.store, port: 0, pollIntervalMs: 100 });
+    // With a token, so that the page has its forms and buttons: enqueue, signal, row actions.
+    inspector = await session.startInspector({ store: built.store, port: 0, pollIntervalMs: 100, token: 'layout-page-token', queues: built.queues });
     const page = await session.newPage();
     await page.setViewportSize(viewport);
     await page.goto(inspector.url);
