@@ -274,7 +274,7 @@ describeBrowser('inspector page: layout on a phone and a laptop, dark mode', (se
     for (const width of widths) expect(width).toBeGreaterThanOrEqual(300);
   });
 
-  it('follows a dark system: a dark page, light text, state badges with contrast', async () => {
+  it('follows a dark system: a dark page, light text, state badges and diagram boxes with contrast', async () => {
     const page = await open(LAPTOP);
     await page.emulateMedia({ colorScheme: 'dark' });
     await pages(built).overview.ready(page);
@@ -308,6 +308,20 @@ describeBrowser('inspector page: layout on a phone and a laptop, dark mode', (se
     for (const state of ['completed', 'dead', 'pending', 'paused', 'active']) expect(states).toContain(state);
     const weak = colors.badges.filter((b) => contrast(b.color, b.background) < 4.5);
     expect(weak).toEqual([]);
+    // The diagrams the server draws with fixed light colours: dark boxes, light names.
+    const { story, flow } = pages(built);
+    for (const [target, node] of [[story, '#job-diagram g[data-state]'], [flow, '#flow-diagram a.flow-node']] as const) {
+      await visit(page, target);
+      const boxes = await page.evaluate<Array<{ box: string; name: string }>>(`[...document.querySelectorAll(${JSON.stringify(node)})].map((g) => ({
+        box: getComputedStyle(g.querySelector('rect')).fill,
+        name: getComputedStyle(g.querySelector('text')).fill,
+      }))`);
+      expect(boxes.length).toBeGreaterThan(3);
+      for (const { box, name } of boxes) {
+        expect(lightness(box), `${target.name}: a box ${box}`).toBeLessThan(2);
+        expect(contrast(name, box), `${target.name}: ${name} on ${box}`).toBeGreaterThanOrEqual(4.5);
+      }
+    }
     for (const target of Object.values(pages(built))) {
       await visit(page, target);
       await page.screenshot({ path: `${SCREENSHOTS}/layout-dark-${target.hash.replace(/\W+/g, '-')}.png`, fullPage: true });
