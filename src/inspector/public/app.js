@@ -213,7 +213,11 @@ async function loadQueues() {
       el('td', {}, job.queue),
       el('td', {}, job.kind),
       el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
+<<<<<<< HEAD
       el('td', {}, job.workerId || '', job.phase === 'held' ? el('div', {}, jobBadge(job)) : ''),
+=======
+      el('td', { class: 'wrap' }, job.workerId || ''),
+>>>>>>> layout
       el('td', {}, time(job.leaseExpiresAt)),
       el('td', {}, progressText(job.progress)),
     ),
@@ -621,7 +625,7 @@ async function loadJob(id) {
         el('td', {}, el('time', { datetime: event.at, title: ago(event.at) }, eventTime(event.at))),
         el('td', {}, event.fromState ? stateBadge(event.fromState) : 'enqueued', ' → ', stateBadge(event.toState)),
         el('td', { class: 'num' }, event.attempt),
-        el('td', {}, event.workerId || ''),
+        el('td', { class: 'wrap' }, event.workerId || ''),
         el('td', { class: 'error-cell' }, event.error ? `${event.error.code}: ${event.error.message}` : ''),
       ),
     ),
