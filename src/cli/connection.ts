@@ -95,6 +95,9 @@ export async function openStore(options: ConnectionOptions, open: OpenOptions = 
   }
   const envUrl = (open.useEnv ?? true) ? process.env.DATABASE_URL || undefined : undefined;
   const url = options.databaseUrl ?? (options.dataDir === undefined ? envUrl : undefined);
+  if (url === undefined && (options.pooler === 'transaction' || options.listenDatabaseUrl !== undefined)) {
+    throw new CliError(EXIT.usage, `${options.pooler === 'transaction' ? '--pooler transaction' : '--listen-database-url'} applies to PostgreSQL: give --database-url or DATABASE_URL`);
+  }
   if (url === undefined) return openEmbedded(options.dataDir ?? DEFAULT_DATA_DIR, options.schema, open);
   const givenBy = options.databaseUrl !== undefined ? '--database-url' : 'DATABASE_URL';
   assertPostgresUrl(givenBy, url);

@@ -74,6 +74,14 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     expect(line).toBe("jobvisor: unknown command 'stat' (Did you mean stats?)");
   });
 
+  it('--pooler transaction or --listen-database-url on the embedded store', async () => {
+    for (const flag of [['--pooler', 'transaction'], ['--listen-database-url', 'postgres://db/jobs']]) {
+      const { code, line } = await fails(['stats', ...flag, '--data-dir', '/nonexistent/jv']);
+      expect(code).toBe(2);
+      expect(line).toBe(`jobvisor: ${flag[0] === '--pooler' ? '--pooler transaction' : '--listen-database-url'} applies to PostgreSQL: give --database-url or DATABASE_URL`);
+    }
+  });
+
   it('an unknown option', async () => {
     // Not one commander finds close to an option (--colour: "Did you mean --pooler?").
     const { code, line } = await fails(['jobs', '--frobnicate']);

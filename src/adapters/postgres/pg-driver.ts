@@ -28,7 +28,13 @@ const prepared = new WeakMap<pg.PoolClient, Set<string>>();
 const DUPLICATE_PREPARED_STATEMENT = '42P05';
 const UNDEFINED_PREPARED_STATEMENT = '26000';
 
-export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
+export interface PgDriver extends SqlDriver {
+  /** Resolves once the pool is known to fit the `pooler` mode (the first statement waits for
+   *  it too); rejects with a TransactionPoolerError if it does not. */
+  ready(): Promise<void>;
+}
+
+export function pgDriver(pool: pg.Pool, options: PgDriverOptions): PgDriver {
   const prepare = (options.pooler ?? 'session') === 'session';
   const unavailable = (error: unknown): never => {
     throw asUnavailable(error, options.database, options.connectTimeoutMs);
@@ -54,6 +60,8 @@ export function pgDriver(pool: pg.Pool, options: PgDriverOptions): SqlDriver {
     return checked;
   };
   return {
+    ready,
+
     async query(statement, values) {
       await ready();
       if (statement.indexScansOnly) return prepare ? indexScansOnly(statement, values) : unpreparedIndexScansOnly(statement, values);

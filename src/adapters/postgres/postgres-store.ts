@@ -82,13 +82,19 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
     );
   }
   const listenOn = listenPool ?? (pooler === 'session' ? pool : undefined);
+  const driver = pgDriver(pool, { ...named, pooler });
   return new SqlJobStore({
-    driver: pgDriver(pool, { ...named, pooler }),
+    driver,
     schema,
     clock: options.clock,
     notifyDebounceMs,
     listen: listenOn
-      ? (onQueue, onReconnect) => pgListen({ pool: listenOn, channel: schema.channel, onNotify: onQueue, onReconnect, logger: options.logger })
+      ? async (onQueue, onReconnect) => {
+          // LISTEN on the pool through a transaction-mode pooler would hear nothing: refused as
+          // the statements are, whichever comes first.
+          if (listenOn === pool) await driver.ready();
+          return pgListen({ pool: listenOn, channel: schema.channel, onNotify: onQueue, onReconnect, logger: options.logger });
+        }
       : undefined,
     release: async () => {
       if (pool !== options.pool) await pool.end();

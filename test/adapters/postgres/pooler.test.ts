@@ -193,6 +193,8 @@ describePgbouncer('the Postgres store behind PgBouncer', (upstream) => {
       const queue = defineQueue('refused', { handlers: { work: async () => {} } });
       await expect(queue.enqueue(made, 'work', {})).rejects.toBeInstanceOf(TransactionPoolerError);
       await expect(supervise(store(), [queue]).start()).rejects.toBeInstanceOf(TransactionPoolerError);
+      // Subscribed first (the inspector does), it does not LISTEN where nothing would be heard.
+      await expect(store().subscribe(() => {})).rejects.toBeInstanceOf(TransactionPoolerError);
       const { rows } = await direct.query(`select count(*)::int as n from "${schema}".jobs where queue = 'refused'`);
       expect(rows[0].n).toBe(0);
     });
@@ -206,21 +208,26 @@ describePgbouncer('the Postgres store behind PgBouncer', (upstream) => {
 
   describe('in session mode, with the default pooler: session', () => {
     let sessions: Pgbouncer;
+    let made: SqlJobStore | undefined;
+    let supervisor: Supervisor | undefined;
     beforeAll(async () => {
       // Room for the pool's two connections, the listener and the check's second connection.
       sessions = await startPgbouncer(upstream, { poolMode: 'session', poolSize: 5 });
     });
     afterAll(async () => {
+      // Before its PgBouncer goes: a supervisor stopping without a database retries its writes.
+      await supervisor?.stop({ graceMs: 0 });
+      await made?.close();
       await sessions?.stop();
     });
 
     it('passes the check and runs jobs, woken through LISTEN on its own pool', async () => {
-      const made = postgresStore({ connectionString: sessions.url, schema, poolSize: 2, notifyDebounceMs: 0 });
-      stores.push(made);
+      made = postgresStore({ connectionString: sessions.url, schema, poolSize: 2, notifyDebounceMs: 0 });
       await made.migrate();
       const ran: string[] = [];
       const queue = defineQueue('session-mode', { handlers: { work: async ({ id }: Job) => void ran.push(id) } });
-      await supervise(made, [queue], 60_000).start();
+      supervisor = createSupervisor({ store: made, queues: [queue], logger: silent, pollIntervalMs: 60_000 });
+      await supervisor.start();
       const { job } = await queue.enqueue(made, 'work', {});
       await vi.waitFor(() => expect(ran).toEqual([job.id]), { timeout: 10_000, interval: 20 });
     });
