@@ -23,8 +23,9 @@ export interface PostgresStoreOptions {
    *  `postgres://` or `postgresql://` URL, checked at once. */
   connectionString?: string;
   /** The store's own pool: give up on a connection (new, or a free one of the pool) after
-   *  this long, with a DatabaseUnavailableError. Default 10,000 ms. For your own `pool`, set
-   *  its `connectionTimeoutMillis` instead. */
+   *  this long, with a DatabaseUnavailableError. Default 10,000 ms; the LISTEN connection to
+   *  `listenConnectionString` too. For your own `pool`, set its `connectionTimeoutMillis`
+   *  instead. */
   connectTimeoutMs?: number;
   /** The store's own pool: at most this many connections (one more is held for LISTEN while
    *  anyone is subscribed, taken from these). Default 10, as `pg`'s. For your own `pool`, set
@@ -74,7 +75,7 @@ export function postgresStore(options: PostgresStoreOptions): SqlJobStore {
   const { pool, ...named } = options.pool
     ? { pool: options.pool, database: describePool(options.pool) }
     : ownPool(options.connectionString, options);
-  const listenPool = listenerPool(options.listenConnectionString, options.logger);
+  const listenPool = listenerPool(options.listenConnectionString, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, options.logger);
   if (pooler === 'transaction' && !listenPool) {
     options.logger?.warn(
       { database: named.database },
@@ -114,9 +115,9 @@ function poolerOption(value: unknown): PoolerMode {
 }
 
 /** The listener's own pool of one connection, when `listenConnectionString` is given. */
-function listenerPool(url: string | undefined, logger: Logger | undefined): pg.Pool | undefined {
+function listenerPool(url: string | undefined, connectTimeoutMs: number, logger: Logger | undefined): pg.Pool | undefined {
   if (url === undefined) return undefined;
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (error) => logger?.warn({ err: error }, 'jobvisor: an idle LISTEN connection failed'));
   return pool;
 }
