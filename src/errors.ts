@@ -110,6 +110,26 @@ export class DatabaseUnavailableError extends JobvisorError {
   }
 }
 
+/** The PostgreSQL store was reached through a pooler in transaction mode (PgBouncer's
+ *  `pool_mode = transaction`, most managed poolers) while set for a session of its own per
+ *  connection (the default `pooler: 'session'`): its prepared statements and LISTEN would
+ *  land on whichever server connection the pooler picks. `database` names it, password
+ *  hidden. Set `pooler: 'transaction'` (and `listenConnectionString`, a direct connection
+ *  for wake-ups), or connect directly or through a session-mode pooler. */
+export class TransactionPoolerError extends JobvisorError {
+  readonly database: string;
+  constructor(database: string, found: string, options?: { cause?: unknown }) {
+    super(
+      'transaction_pooler',
+      `the database at ${database} looks like a transaction-mode pooler (${found}): ` +
+        "set `pooler: 'transaction'` on postgresStore (CLI: --pooler transaction), with `listenConnectionString` " +
+        '(--listen-database-url) a direct connection for wake-ups; or connect directly or through a session-mode pooler',
+      options,
+    );
+    this.database = database;
+  }
+}
+
 /** A queue or kind was named that no registered queue knows. */
 export class UnknownQueueError extends JobvisorError {
   readonly queue: string;

@@ -56,6 +56,7 @@ export {
   SchemaVersionError,
   SkipJobError,
   SnoozeJobError,
+  TransactionPoolerError,
   UnknownQueueError,
 } from './errors.js';
 export { sendSignal } from './signals.js';

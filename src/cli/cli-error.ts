@@ -10,6 +10,7 @@ import {
   JobEndedError,
   JobNotFoundError,
   SchemaVersionError,
+  TransactionPoolerError,
   UnknownQueueError,
 } from '../errors.js';
 
@@ -54,6 +55,7 @@ export function classify(error: unknown): { exitCode: ExitCode; line: string | u
   if (error instanceof JobEndedError) return { exitCode: EXIT.notApplied, line: error.message };
   // A worker's supervisor refusing the schema on start (connection.ts words the commands' own).
   if (error instanceof SchemaVersionError) return { exitCode: EXIT.unavailable, line: error.message };
+  if (error instanceof TransactionPoolerError) return { exitCode: EXIT.unavailable, line: error.message };
   if (isConnectionError(error)) return { exitCode: EXIT.unavailable, line: `lost the database connection: ${describeError(error)}` };
   return { exitCode: EXIT.failure, line: describeError(error) };
 }

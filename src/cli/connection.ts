@@ -40,6 +40,10 @@ export interface ConnectionOptions {
   schema: string;
   connectTimeout: number;
   poolSize: number;
+  /** The Postgres store's `pooler`. */
+  pooler: 'session' | 'transaction';
+  /** The Postgres store's `listenConnectionString`. */
+  listenDatabaseUrl?: string;
 }
 
 export interface OpenedStore {
@@ -76,7 +80,13 @@ export function addConnectionOptions(command: Command, { useEnv = true } = {}): 
       new Option('--pool-size <n>', 'PostgreSQL connections the command may open (a worker listens on one of them)')
         .default(DEFAULT_POOL_SIZE)
         .argParser(parsePoolSize),
-    );
+    )
+    .addOption(
+      new Option('--pooler <mode>', "what is between the command and PostgreSQL: 'session' (a direct connection or a session-mode pooler) or 'transaction' (a transaction-mode pooler such as PgBouncer's)")
+        .choices(['session', 'transaction'])
+        .default('session'),
+    )
+    .option('--listen-database-url <url>', 'a direct PostgreSQL connection for wake-ups (LISTEN), which a transaction-mode pooler cannot carry');
 }
 
 export async function openStore(options: ConnectionOptions, open: OpenOptions = {}): Promise<OpenedStore> {
@@ -85,9 +95,13 @@ export async function openStore(options: ConnectionOptions, open: OpenOptions = 
   }
   const envUrl = (open.useEnv ?? true) ? process.env.DATABASE_URL || undefined : undefined;
   const url = options.databaseUrl ?? (options.dataDir === undefined ? envUrl : undefined);
+  if (url === undefined && (options.pooler === 'transaction' || options.listenDatabaseUrl !== undefined)) {
+    throw new CliError(EXIT.usage, `${options.pooler === 'transaction' ? '--pooler transaction' : '--listen-database-url'} applies to PostgreSQL: give --database-url or DATABASE_URL`);
+  }
   if (url === undefined) return openEmbedded(options.dataDir ?? DEFAULT_DATA_DIR, options.schema, open);
   const givenBy = options.databaseUrl !== undefined ? '--database-url' : 'DATABASE_URL';
   assertPostgresUrl(givenBy, url);
+  if (options.listenDatabaseUrl !== undefined) assertPostgresUrl('--listen-database-url', options.listenDatabaseUrl);
   return openPostgres(url, givenBy, options, open);
 }
 
@@ -159,7 +173,13 @@ async function openPostgres(
     await pool.end().catch(() => {});
     throw new CliError(EXIT.unavailable, `cannot connect to the database at ${label}: ${describeError(error)}`);
   }
-  const store = postgresStore({ pool, schema: options.schema, ...(open.logger ? { logger: open.logger } : {}) });
+  const store = postgresStore({
+    pool,
+    schema: options.schema,
+    pooler: options.pooler,
+    ...(options.listenDatabaseUrl !== undefined ? { listenConnectionString: options.listenDatabaseUrl } : {}),
+    ...(open.logger ? { logger: open.logger } : {}),
+  });
   const close = async () => {
     await store.close();
     await pool.end();

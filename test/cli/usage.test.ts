@@ -74,10 +74,19 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
     expect(line).toBe("jobvisor: unknown command 'stat' (Did you mean stats?)");
   });
 
+  it('--pooler transaction or --listen-database-url on the embedded store', async () => {
+    for (const flag of [['--pooler', 'transaction'], ['--listen-database-url', 'postgres://db/jobs']]) {
+      const { code, line } = await fails(['stats', ...flag, '--data-dir', '/nonexistent/jv']);
+      expect(code).toBe(2);
+      expect(line).toBe(`jobvisor: ${flag[0] === '--pooler' ? '--pooler transaction' : '--listen-database-url'} applies to PostgreSQL: give --database-url or DATABASE_URL`);
+    }
+  });
+
   it('an unknown option', async () => {
-    const { code, line } = await fails(['jobs', '--colour']);
+    // Not one commander finds close to an option (--colour: "Did you mean --pooler?").
+    const { code, line } = await fails(['jobs', '--frobnicate']);
     expect(code).toBe(2);
-    expect(line).toBe("jobvisor: unknown option '--colour'");
+    expect(line).toBe("jobvisor: unknown option '--frobnicate'");
   });
 
   it('a missing argument', async () => {
@@ -108,6 +117,8 @@ describe('bad input: one line on stderr, a non-zero exit', () => {
       [['job', 'abc'], /value 'abc' is invalid for argument 'id'\. expected a job id/],
       [['stats', '--schema', 'pg_catalog'], /option '--schema <name>' argument 'pg_catalog' is invalid\. the prefix "pg_" is reserved/],
       [['stats', '--pool-size', '1'], /option '--pool-size <n>' argument '1' is invalid\. must be an integer from 2 \(one connection listens/],
+      [['stats', '--pooler', 'statement'], /option '--pooler <mode>' argument 'statement' is invalid\. Allowed choices are session, transaction/],
+      [['stats', '--listen-database-url', 'http://db'], /--listen-database-url: must be a postgres:\/\/ or postgresql:\/\/ URL, got "http:\/\/db/],
     ];
     for (const [args, message] of cases) {
       const { code, line } = await fails([...args, ...NOWHERE]);

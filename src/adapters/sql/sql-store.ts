@@ -97,14 +97,18 @@ export interface SqlStoreParts {
   clock: Clock | undefined;
   /** The embedded store's: steps of its clock, to move held leases by (clock-steps.ts). */
   steps?: ClockSteps | undefined;
-  listen: Listen;
+  /** Undefined: no wake-ups pushed (`capabilities.notifications` false); workers poll. */
+  listen: Listen | undefined;
   notifyDebounceMs: number;
   /** Releases what the store opened (not what the caller passed in). */
   release: () => Promise<void>;
 }
 
+/** Subscribing to a store without notifications (callers check `capabilities` first). */
+const noListener: Listen = () => Promise.reject(new Error('this store pushes no wake-ups (capabilities.notifications is false)'));
+
 export class SqlJobStore implements JobStore {
-  readonly capabilities: StoreCapabilities = { notifications: true, transactionalEnqueue: true };
+  readonly capabilities: StoreCapabilities;
   /** The schema the store's tables live in. */
   readonly schema: string;
 
@@ -116,7 +120,8 @@ export class SqlJobStore implements JobStore {
   constructor(parts: SqlStoreParts) {
     this.schema = parts.schema.name;
     this.#ctx = new SqlContext(parts.driver, parts.schema, parts.clock, parts.steps);
-    this.#wakes = new WakeHub(parts.listen, parts.notifyDebounceMs);
+    this.capabilities = { notifications: parts.listen !== undefined, transactionalEnqueue: true };
+    this.#wakes = new WakeHub(parts.listen ?? noListener, parts.notifyDebounceMs);
     this.#release = parts.release;
   }
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { pgDriver } from '../../../src/adapters/postgres/pg-driver.js';
-import { DatabaseUnavailableError } from '../../../src/errors.js';
+import { DatabaseUnavailableError, TransactionPoolerError } from '../../../src/errors.js';
 import { describePostgres, testPool } from '../../support/postgres.js';
 
 const statement = { name: 'jobvisor_test_backend_pid', text: 'select pg_backend_pid() as pid', indexScansOnly: false };
@@ -90,6 +90,36 @@ describePostgres('the pg driver', (url) => {
       } finally {
         await solo.end();
       }
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses a named statement gone from the connection it reached, as behind a transaction-mode pooler', async () => {
+    const pool = testPool(url, { max: 1 });
+    const driver = pgDriver(pool, { database: 'test' });
+    try {
+      await driver.query(statement, []);
+      // The one connection forgets it, as another server connection behind a pooler never knew it.
+      await pool.query('deallocate all');
+      const refused = await driver.query(statement, []).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TransactionPoolerError);
+      expect((refused as Error).message).toMatch(/prepared statement "jobvisor_test_backend_pid" does not exist \(26000\).*pooler: 'transaction'/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("with pooler: 'transaction', prepares nothing, and still runs indexScansOnly statements with sequential scans off", async () => {
+    const pool = testPool(url, { max: 1 });
+    const driver = pgDriver(pool, { database: 'test', pooler: 'transaction' });
+    try {
+      const settings = { name: 'jobvisor_test_unprepared', text: "select current_setting('enable_seqscan') as seqscan, $1::int as n", indexScansOnly: true };
+      expect(await driver.query(settings, [7])).toEqual([{ seqscan: 'off', n: 7 }]);
+      expect(await driver.query({ ...settings, indexScansOnly: false }, [8])).toEqual([{ seqscan: 'on', n: 8 }]);
+      await driver.transaction((session) => session.query('select 1'));
+      const { rows } = await pool.query('select count(*)::int as n from pg_prepared_statements');
+      expect(rows).toEqual([{ n: 0 }]);
     } finally {
       await pool.end();
     }
