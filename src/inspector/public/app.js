@@ -213,11 +213,7 @@ async function loadQueues() {
       el('td', {}, job.queue),
       el('td', {}, job.kind),
       el('td', { class: 'num' }, `${job.attempt} / ${job.maxAttempts}`),
-<<<<<<< HEAD
-      el('td', {}, job.workerId || '', job.phase === 'held' ? el('div', {}, jobBadge(job)) : ''),
-=======
-      el('td', { class: 'wrap' }, job.workerId || ''),
->>>>>>> layout
+      el('td', { class: 'wrap' }, job.workerId || '', job.phase === 'held' ? el('div', {}, jobBadge(job)) : ''),
       el('td', {}, time(job.leaseExpiresAt)),
       el('td', {}, progressText(job.progress)),
     ),
