@@ -4,7 +4,7 @@ import type { JobStore, QueueInfo } from '../adapters/store.js';
 import { InvalidOptionError, InvalidPayloadError, JobEndedError, JobNotFoundError } from '../errors.js';
 import { sendSignal } from '../signals.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
-import { HttpError } from './http.js';
+import { HttpError, jsonObjectBody } from './http.js';
 import { jobDetail, type JobDetail } from './job-json.js';
 
 export const ACTIONS = ['retry', 'cancel', 'delete'] as const;
@@ -91,14 +91,7 @@ export async function runSignal(id: string, body: string, contentType: string, s
 
 function signalRequest(body: string, contentType: string): { name: unknown; payload: unknown } {
   if (contentType.startsWith('application/json')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      throw new HttpError(400, 'the body is not valid JSON: send {"name": …, "payload": …}');
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'the body must be a JSON object: {"name": …, "payload": …}');
-    const { name, payload } = parsed as { name?: unknown; payload?: unknown };
+    const { name, payload } = jsonObjectBody(body, '{"name": …, "payload": …}');
     return { name, payload: payload === undefined ? {} : payload };
   }
   const form = new URLSearchParams(body);

@@ -6,7 +6,7 @@
  */
 import type { DeadJobGroups, ErrorMatch, JobStore } from '../adapters/store.js';
 import { MAX_BULK } from './bulk.js';
-import { HttpError } from './http.js';
+import { HttpError, jsonObjectBody } from './http.js';
 
 /** The newest dead jobs of the queue read for its groups. */
 export const DEAD_GROUPS_SCAN = 10_000;
@@ -30,14 +30,7 @@ export async function retryDeadGroup(store: JobStore, queue: string, body: strin
 /** The group's error from a JSON body: a code and a message, each a string or null. */
 function groupRequest(body: string, contentType: string): ErrorMatch {
   if (!contentType.startsWith('application/json')) throw new HttpError(415, 'send the group as JSON: {"code": …, "message": …}');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw new HttpError(400, 'the body is not valid JSON: send {"code": …, "message": …}');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'the body must be a JSON object: {"code": …, "message": …}');
-  const { code, message } = parsed as Record<string, unknown>;
+  const { code, message } = jsonObjectBody(body, '{"code": …, "message": …}');
   for (const [name, value] of [['code', code], ['message', message]] as const) {
     if (value !== null && typeof value !== 'string') throw new HttpError(400, `${name}: must be a string or null, as the group shows it`);
   }

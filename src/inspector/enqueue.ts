@@ -9,7 +9,7 @@
 import type { JobStore } from '../adapters/store.js';
 import { InvalidOptionError, InvalidPayloadError } from '../errors.js';
 import { assertHandledKind, buildEnqueueJob, type EnqueueOptions, type Queue } from '../queue.js';
-import { HttpError } from './http.js';
+import { HttpError, jsonObjectBody } from './http.js';
 import { jobDetail, type JobDetail } from './job-json.js';
 
 /** The largest body an enqueue reads: the default payload limit (1 MiB) and its fields. */
@@ -64,14 +64,7 @@ function checked<T>(build: () => T): T {
  *  options the form has, each checked by the library afterwards. */
 function enqueueRequest(body: string, contentType: string): EnqueueRequest {
   if (!contentType.startsWith('application/json')) throw new HttpError(415, 'send the job as JSON: {"queue", "kind", "payload", …}');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw new HttpError(400, 'the body is not valid JSON: send {"queue", "kind", "payload", …}');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'the body must be a JSON object: {"queue", "kind", "payload", …}');
-  const fields = parsed as Record<string, unknown>;
+  const fields = jsonObjectBody(body, '{"queue", "kind", "payload", …}');
   for (const name of Object.keys(fields)) {
     if (!(FIELDS as readonly string[]).includes(name)) throw new HttpError(400, `unknown field "${name}"; expected ${FIELDS.join(', ')}`);
   }

@@ -167,3 +167,16 @@ export function tokenMatches(expected: string, presented: string | undefined): b
   const digest = (text: string) => createHash('sha256').update(text).digest();
   return timingSafeEqual(digest(expected), digest(presented));
 }
+
+/** An action's JSON body as an object; `shape` names its fields in the errors, as
+ *  `{"name": …, "payload": …}`. A body that is not JSON, or not an object, is a 400. */
+export function jsonObjectBody(body: string, shape: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new HttpError(400, `the body is not valid JSON: send ${shape}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, `the body must be a JSON object: ${shape}`);
+  return parsed as Record<string, unknown>;
+}
