@@ -679,9 +679,11 @@ export interface JobStore {
 
   // Durable jobs (docs/durable-jobs.md): steps, sleeps and signals.
 
-  /** Appends a step's result to the running attempt's stored steps, fenced by its lease:
-   *  false (nothing written) when the row is no longer running under it. */
-  checkpointStep(params: StepCheckpoint): Promise<boolean>;
+  /** Appends each step's result to its running attempt's stored steps, fenced by the
+   *  attempt's lease: per step, in order, false (nothing written) when the job's row is no
+   *  longer running under that lease. The supervisor batches its jobs' checkpoints into one
+   *  call, as it does their outcomes. */
+  checkpointSteps(params: { steps: readonly StepCheckpoint[] }): Promise<boolean[]>;
   /** A running attempt sleeps or waits for a signal, fenced by its lease; see SuspendAnswer. */
   suspendIfRunning(params: SuspendRequest): Promise<SuspendAnswer>;
   /** Delivers a signal: wakes the job (sleeping → pending, history code `signal`) if it waits

@@ -7,13 +7,19 @@
  * returns what was stored without running anything again; one stored as another kind (the
  * handler changed between runs) is refused with an InvalidOptionError naming the key.
  */
-import type { JobStore } from '../adapters/store.js';
+import type { StepCheckpoint } from '../adapters/store.js';
 import { NEVER } from '../adapters/store.js';
 import { InvalidOptionError, InvalidResultError, JobAbortedError } from '../errors.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import type { ClaimedJob, JobStep, SignalResult, SignalWaitOptions } from '../types.js';
 import { assertName, assertStorableDate, MAX_RELATIVE_MS, toJsonData } from '../validation.js';
 
+
+/** Stores one step's result, fenced by its lease (the supervisor batches them into
+ *  JobStore.checkpointSteps); false when the lease is gone. */
+export interface StepWriter {
+  checkpointStep(step: StepCheckpoint): Promise<boolean>;
+}
 
 export class DurableSteps {
   /** The latest stored entry of each key. */
@@ -24,7 +30,7 @@ export class DurableSteps {
   constructor(
     private readonly job: ClaimedJob,
     private readonly attempt: AttemptHandle,
-    private readonly store: Pick<JobStore, 'checkpointStep'>,
+    private readonly checkpoint: StepWriter,
   ) {
     for (const step of job.steps) this.#stored.set(step.name, step);
   }
@@ -44,7 +50,7 @@ export class DurableSteps {
     const value = await fn();
     const data = toJsonData(value, `step "${key}"`);
     if ('issue' in data) throw new InvalidResultError(data.issue);
-    const applied = await this.store.checkpointStep({ id: this.job.id, leaseToken: this.job.leaseToken, name: key, result: data.value });
+    const applied = await this.checkpoint.checkpointStep({ id: this.job.id, leaseToken: this.job.leaseToken, name: key, result: data.value });
     // A worker that lost its lease stores nothing: the job's new holder runs the step again.
     if (!applied) throw new JobAbortedError('lease_lost', `step "${key}" of job ${this.job.id}: the lease was lost before its result was stored`);
     this.#stored.set(key, { kind: 'step', name: key, at: new Date(), result: data.value });

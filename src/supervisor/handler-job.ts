@@ -4,7 +4,7 @@ import type { ContinueAfter } from '../machines/continue-after.js';
 import type { ChildSpec, DependencyOutcome, Job } from '../queue.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import type { ClaimedJob, SignalResult, SignalWaitOptions } from '../types.js';
-import { DurableSteps } from './durable-steps.js';
+import { DurableSteps, type StepWriter } from './durable-steps.js';
 
 /** Where a handler's `job.progress(…)` goes: the supervisor's throttled writer. */
 export type ProgressSink = (lease: Lease, percent: number, message: string | undefined) => void;
@@ -21,7 +21,7 @@ export class HandlerJob<P = unknown> implements Job<P> {
   readonly record: ClaimedJob<P>;
   readonly #abort: AttemptHandle;
   readonly #progress: ProgressSink;
-  readonly #store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep'>;
+  readonly #store: Pick<JobStore, 'getJobDependencies'> & StepWriter;
   /** Made on the first durable call: most handlers make none. */
   #durable: DurableSteps | undefined;
 
@@ -29,7 +29,7 @@ export class HandlerJob<P = unknown> implements Job<P> {
     record: ClaimedJob<P>,
     abort: AttemptHandle,
     progress: ProgressSink,
-    store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep'>,
+    store: Pick<JobStore, 'getJobDependencies'> & StepWriter,
   ) {
     this.id = record.id;
     this.queue = record.queue;

@@ -7,6 +7,7 @@
  */
 import { type Actor, createActor } from 'xstate';
 import type { JobOutcome, JobStore, Lease, HeldJob, LeaseRenewal, WakeAt } from '../adapters/store.js';
+import type { StepWriter } from './durable-steps.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
 import { exponentialBackoff } from '../machines/backoff.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine, type JobPolicy, type JobPorts } from '../machines/job-machine.js';
@@ -64,8 +65,8 @@ export interface JobRuntimeOptions {
   logger: Logger;
   metrics: SupervisorMetrics;
   progress: ProgressWriter;
-  /** Where a handler's `job.parents()` and `job.children()` read. */
-  store: Pick<JobStore, 'getJobDependencies' | 'checkpointStep' | 'suspendIfRunning'>;
+  /** Where a handler's `job.parents()` and `job.children()` read, and its durable calls write. */
+  store: Pick<JobStore, 'getJobDependencies' | 'suspendIfRunning'> & StepWriter;
   /** The installed OpenTelemetry SDK's tracer; undefined: no spans at all. */
   tracer: Tracer | undefined;
   writeRetryMs: number;

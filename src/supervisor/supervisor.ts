@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { type AnyActorRef, createActor } from 'xstate';
-import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, Unsubscribe } from '../adapters/store.js';
+import type { ClaimQueue, JobOutcome, JobStore, Lease, LeaseRenewal, StepCheckpoint, Unsubscribe } from '../adapters/store.js';
 import { isPermanentStoreError } from '../adapters/store-errors.js';
 import { DatabaseUnavailableError, InvalidOptionError } from '../errors.js';
 import type { JobActorFinalState } from '../machines/job-machine.js';
@@ -126,6 +126,10 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     const writeOutcome = createBatcher((outcomes: JobOutcome[]) => this.watched(this.store.setStatesIfRunning({ outcomes })), {
       isolate: isPermanentStoreError,
     });
+    // The running jobs' step checkpoints, as their outcomes: one store call for all that are ready.
+    const checkpointSteps = createBatcher((steps: StepCheckpoint[]) => this.store.checkpointSteps({ steps }), {
+      isolate: isPermanentStoreError,
+    });
     this.progress = new ProgressWriter(this.store, this.clock, settings.progressIntervalMs, this.logger);
     this.alertDead = createDeadJobAlerter({
       sink: options.onDead,
@@ -151,7 +155,11 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       logger: this.logger,
       metrics: this.metrics,
       progress: this.progress,
-      store: this.store,
+      store: {
+        getJobDependencies: (params) => this.store.getJobDependencies(params),
+        suspendIfRunning: (request) => this.store.suspendIfRunning(request),
+        checkpointStep: checkpointSteps,
+      },
       tracer: activeTracer(),
       writeRetryMs: settings.writeRetryMs,
       random: settings.random,

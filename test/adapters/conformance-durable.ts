@@ -42,13 +42,13 @@ export function describeDurableConformance(current: CurrentStore, factory: Pick<
     return claimed;
   }
 
-  describe('durable jobs: checkpointStep', () => {
+  describe('durable jobs: checkpointSteps', () => {
     it('stores steps in order under the lease; the next claim reads them back on the job', async () => {
       await enqueue();
       const claimed = await claimOne();
-      expect(await store().checkpointStep({ ...lease(claimed), name: 'charge', result: { chargeId: 'ch_1' } })).toBe(true);
+      expect(await store().checkpointSteps({ steps: [{ ...lease(claimed), name: 'charge', result: { chargeId: 'ch_1' } }] })).toEqual([true]);
       clock().advance(10);
-      expect(await store().checkpointStep({ ...lease(claimed), name: 'charge#2', result: [1, 'two', null] })).toBe(true);
+      expect(await store().checkpointSteps({ steps: [{ ...lease(claimed), name: 'charge#2', result: [1, 'two', null] }] })).toEqual([true]);
       const steps = [
         { kind: 'step', name: 'charge', at: new Date(T0), result: { chargeId: 'ch_1' } },
         { kind: 'step', name: 'charge#2', at: new Date(T0 + 10), result: [1, 'two', null] },
@@ -64,20 +64,42 @@ export function describeDurableConformance(current: CurrentStore, factory: Pick<
       const zombie = await claimOne('q', 'w1');
       const refused = async (of: Lease) => {
         const row = await getJob(of.id);
-        expect(await store().checkpointStep({ ...of, name: 'late', result: 1 })).toBe(false);
+        expect(await store().checkpointSteps({ steps: [{ ...of, name: 'late', result: 1 }] })).toEqual([false]);
         expect(await getJob(of.id)).toEqual(row);
       };
       await refused({ id: zombie.id, leaseToken: WRONG_TOKEN });
-      expect(await store().checkpointStep({ id: UNKNOWN_ID, leaseToken: zombie.leaseToken, name: 'late', result: 1 })).toBe(false);
+      expect(await store().checkpointSteps({ steps: [{ id: UNKNOWN_ID, leaseToken: zombie.leaseToken, name: 'late', result: 1 }] })).toEqual([false]);
       clock().advance(LEASE_MS + 1);
       await store().rescueExpiredJobs();
       await refused(lease(zombie));
       const holder = await claimOne('q', 'w2');
       await refused(lease(zombie));
-      expect(await store().checkpointStep({ ...lease(holder), name: 'charge', result: 'ok' })).toBe(true);
+      expect(await store().checkpointSteps({ steps: [{ ...lease(holder), name: 'charge', result: 'ok' }] })).toEqual([true]);
       expect(await setState(outcome('completed', lease(holder)))).toBe(true);
       await refused(lease(holder));
       expect((await getJob(holder.id)).steps.map((s) => s.name)).toEqual(['charge']);
+    });
+
+    it('answers a batch per step, in order: the fenced-in ones are stored, the rest write nothing', async () => {
+      await enqueue();
+      await enqueue();
+      await enqueue();
+      const [a, b, c] = await claim('q', 3);
+      expect(await setState(outcome('completed', lease(b!)))).toBe(true);
+      const answers = await store().checkpointSteps({
+        steps: [
+          { ...lease(a!), name: 'one', result: 1 },
+          { ...lease(b!), name: 'late', result: 2 },
+          { id: c!.id, leaseToken: WRONG_TOKEN, name: 'forged', result: 3 },
+          { ...lease(c!), name: 'three', result: 3 },
+          { id: UNKNOWN_ID, leaseToken: a!.leaseToken, name: 'nobody', result: 4 },
+        ],
+      });
+      expect(answers).toEqual([true, false, false, true, false]);
+      expect((await getJob(a!.id)).steps.map((s) => s.name)).toEqual(['one']);
+      expect((await getJob(b!.id)).steps).toEqual([]);
+      expect((await getJob(c!.id)).steps.map((s) => s.name)).toEqual(['three']);
+      expect(await store().checkpointSteps({ steps: [] })).toEqual([]);
     });
   });
 

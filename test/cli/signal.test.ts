@@ -55,7 +55,7 @@ describePostgres('jobvisor signal on PostgreSQL', (url) => {
 
   it('jobvisor job shows what the job waits for and its stored steps', async () => {
     const job = await claimed('shown');
-    expect(await store.checkpointStep({ id: job.id, leaseToken: job.leaseToken, name: 'charge', result: { chargeId: 'ch_1' } })).toBe(true);
+    expect(await store.checkpointSteps({ steps: [{ id: job.id, leaseToken: job.leaseToken, name: 'charge', result: { chargeId: 'ch_1' } }] })).toEqual([true]);
     expect(await receive(job, 'shipped')).toEqual({ answer: 'sleeping' });
     const { code, stdout } = await cli(['job', job.id, ...db]);
     expect(code).toBe(0);

@@ -91,7 +91,7 @@ async function scene(session: BrowserSession): Promise<Scene> {
   await steps.enqueue(store, 'step', { node: 'alone' });
   const [first] = await store.claimJobs({ workerId: 'api-1:4121:9f2c', leaseMs: 60_000, queues: [{ queue: 'steps', limit: 1 }] });
   const lease = { id: first!.id, leaseToken: first!.leaseToken };
-  await store.checkpointStep({ ...lease, name: 'charge', result: { chargeId: 'ch_1' } });
+  await store.checkpointSteps({ steps: [{ ...lease, name: 'charge', result: { chargeId: 'ch_1' } }] });
   await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } });
   for (let i = 0; i < 3; i++) await reports.enqueue(store, 'build', { month: i + 1 });
   await store.pauseQueue({ queue: 'reports' });

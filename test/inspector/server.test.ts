@@ -346,7 +346,7 @@ describe('the signal action', () => {
     const { job } = await queue.enqueue(store, 'send', {});
     const [claimed] = await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'mail', limit: 1 }] });
     const lease = { id: claimed!.id, leaseToken: claimed!.leaseToken };
-    expect(await store.checkpointStep({ ...lease, name: 'charge', result: { chargeId: 'ch_1' } })).toBe(true);
+    expect(await store.checkpointSteps({ steps: [{ ...lease, name: 'charge', result: { chargeId: 'ch_1' } }] })).toEqual([true]);
     expect(await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } })).toEqual({ answer: 'sleeping' });
     return { store, id: job.id };
   }

@@ -21,7 +21,7 @@ describeBrowser('inspector page: a job waiting for a signal', (session) => {
     const { job } = await orders.enqueue(store, 'ship', {});
     const [claimed] = await store.claimJobs({ workerId: 'w1', leaseMs: 60_000, queues: [{ queue: 'orders', limit: 1 }] });
     const lease = { id: job.id, leaseToken: claimed!.leaseToken };
-    await store.checkpointStep({ ...lease, name: 'charge', result: { chargeId: 'ch_1' } });
+    await store.checkpointSteps({ steps: [{ ...lease, name: 'charge', result: { chargeId: 'ch_1' } }] });
     await store.suspendIfRunning({ ...lease, kind: 'signal', name: 'shipped', signal: 'shipped', wake: { at: NEVER } });
     return job.id;
   }

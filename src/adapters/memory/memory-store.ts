@@ -704,11 +704,13 @@ export class MemoryStore implements JobStore {
     };
   }
 
-  async checkpointStep(params: StepCheckpoint): Promise<boolean> {
-    const job = this.#leased(params);
-    if (!job) return false;
-    job.steps.push({ kind: 'step', name: params.name, at: this.#now(), result: toJson(params.result ?? null) });
-    return true;
+  async checkpointSteps(params: { steps: readonly StepCheckpoint[] }): Promise<boolean[]> {
+    return params.steps.map((step) => {
+      const job = this.#leased(step);
+      if (!job) return false;
+      job.steps.push({ kind: 'step', name: step.name, at: this.#now(), result: toJson(step.result ?? null) });
+      return true;
+    });
   }
 
   async suspendIfRunning(request: SuspendRequest): Promise<SuspendAnswer> {

@@ -6,6 +6,7 @@
 import type { JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
 import { EARLIEST_DATE, LATEST_DATE } from '../../validation.js';
 import { parseSteps } from './job-steps.js';
+import type { SqlSchema } from './sql-schema.js';
 import { parseTimestamptz } from './timestamptz.js';
 
 /** A job row's columns, in the order every select list gives them. */
@@ -25,6 +26,8 @@ const AS_TEXT: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
   lease_token: (alias) => `${alias}.lease_token::text as lease_token`,
 };
 
+const NO_STEPS = "'[]'::jsonb";
+
 /** What a list leaves unread: payload, result, steps, lease token and trace context (a large
  *  payload stays in its TOAST table), and of the error only its code and message. */
 const UNREAD_IN_LISTS: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
@@ -34,7 +37,7 @@ const UNREAD_IN_LISTS: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect
   error: (alias) =>
     `case when ${alias}.error is null then null else jsonb_build_object('code', ${alias}.error -> 'code', 'message', ${alias}.error -> 'message') end as error`,
   trace_context: () => 'null::jsonb as trace_context',
-  steps: () => "'[]'::jsonb as steps",
+  steps: () => `${NO_STEPS} as steps`,
 };
 
 function selectList(alias: string, ...overrides: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>>[]): string {
@@ -42,9 +45,31 @@ function selectList(alias: string, ...overrides: Partial<Record<(typeof JOB_COLU
   return JOB_COLUMNS.map(pick).join(', ');
 }
 
+/**
+ * How a select list reads a job's steps, which live in job_steps (migration 0027), not in its
+ * row: `all` by the job's id (one probe of job_steps_job_idx per row); `none` for rows this
+ * statement inserted, which have none; `{ when }` by the id only where the SQL condition
+ * holds (a claim asks only for jobs that ran before: a first attempt has no steps, and the
+ * drain then pays no probe per job).
+ */
+export type StepsRead = 'all' | 'none' | { when: string };
+
 /** The select list of a job row under `alias`. */
-export function jobColumns(alias: string): string {
-  return selectList(alias, AS_TEXT);
+export function jobColumns(alias: string, s: SqlSchema, steps: StepsRead = 'all'): string {
+  const stored = (a: string) =>
+    `(select coalesce(jsonb_agg(t.entry order by t.id), ${NO_STEPS}) from ${s.quoted}.job_steps t where t.job_id = ${a}.id)`;
+  const read: ColumnSelect =
+    steps === 'none'
+      ? () => `${NO_STEPS} as steps`
+      : steps === 'all'
+        ? (a) => `${stored(a)} as steps`
+        : (a) => `case when ${steps.when} then ${stored(a)} else ${NO_STEPS} end as steps`;
+  return selectList(alias, AS_TEXT, { steps: read });
+}
+
+/** Null in every job column, named as jobColumns names them (a union's rows that are not jobs). */
+export function nullJobColumns(): string {
+  return JOB_COLUMNS.map((column) => `null as ${column}`).join(', ');
 }
 
 /** jobColumns for a list (scanJobs): the same columns, with what a list never shows unread. */

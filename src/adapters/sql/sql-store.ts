@@ -61,7 +61,7 @@ import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { getThroughput } from './queries/get-throughput.js';
 import { deleteJob } from './queries/delete-job.js';
-import { checkpointStep, nextDueIn, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
+import { checkpointSteps, nextDueIn, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
 import { toInput } from './queries/enqueue-input.js';
 import { enqueueJobs } from './queries/enqueue-jobs.js';
 import { enqueueFlow } from './queries/enqueue-flow.js';
@@ -323,8 +323,8 @@ export class SqlJobStore implements JobStore {
     return retryFlow(this.#ctx, params);
   }
 
-  checkpointStep(params: StepCheckpoint): Promise<boolean> {
-    return checkpointStep(this.#ctx, params);
+  checkpointSteps(params: { steps: readonly StepCheckpoint[] }): Promise<boolean[]> {
+    return checkpointSteps(this.#ctx, params.steps);
   }
 
   suspendIfRunning(params: SuspendRequest): Promise<SuspendAnswer> {

@@ -87,6 +87,24 @@ describePostgres('row-lock races on PostgreSQL', (url) => {
     expect(await row(id!)).toEqual({ state: 'running', token: rows[0].token, attempt: 2, result: null });
   });
 
+  it('refuses a zombie\'s step checkpoint that waited on the row lock while the job was leased again', async () => {
+    const [id] = await enqueue(1);
+    const [first] = await store.claimJobs({ workerId: 'zombie', leaseMs: 60_000, queues: [{ queue: 'q', limit: 1 }] });
+    await other.query('begin');
+    await other.query(`update "${schema}".jobs set lease_token = gen_random_uuid(), attempt = attempt + 1 where id = $1`, [id]);
+    // The checkpoint inserts into job_steps and only reads the job's row: FOR SHARE makes it
+    // wait for the update that ends its lease, and then find the lease gone.
+    const checkpoint = store.checkpointSteps({ steps: [{ id: id!, leaseToken: first!.leaseToken!, name: 'charge', result: 1 }] });
+    try {
+      expect(await blockedOr(checkpoint)).toBe('blocked');
+    } finally {
+      await other.query('commit');
+    }
+    expect(await checkpoint).toEqual([false]);
+    const { rows } = await pool.query(`select count(*)::int as n from "${schema}".job_steps where job_id = $1`, [id]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it('refuses a zombie\'s renewal that waited on the row lock while the job was leased again', async () => {
     const [id] = await enqueue(1);
     const [first] = await store.claimJobs({ workerId: 'zombie', leaseMs: 60_000, queues: [{ queue: 'q', limit: 1 }] });

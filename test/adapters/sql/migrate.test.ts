@@ -69,4 +69,43 @@ describePostgres('migrate', (url) => {
     const versions = (await loadMigrations()).map((m) => m.version);
     expect(results).toEqual([versions, versions]);
   });
+
+  it('0027 moves every job’s stored steps out of its row into job_steps, in order; a deleted job’s steps go with it', async () => {
+    const schema = schemaName();
+    await pool.query(`create schema "${schema}"`);
+    await pool.query(`create table "${schema}".migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+    // Every migration but 0027: the layout of the build before it.
+    await pool.query(`insert into "${schema}".migrations (version, name) values (27, 'held back')`);
+    const store = postgresStore({ pool, schema });
+    await store.migrate();
+    const old = [
+      { n: 'charge', k: 'step', a: 1_700_000_000_000, v: { chargeId: 'ch_1' } },
+      { n: 'ship', k: 'signal', a: 1_700_000_000_500, s: 'shipped', r: 'waiting', u: 1_700_600_000_000 },
+      { n: 'ship', k: 'signal', a: 1_700_000_100_000, s: 'shipped', r: 'received', v: { carrier: 'dhl' } },
+    ];
+    const insert = `insert into "${schema}".jobs (queue, kind, payload, run_at, max_attempts, created_at, updated_at, steps)
+      values ('q', 'k', '{}', now(), 3, now(), now(), $1::jsonb) returning id::text as id`;
+    const kept = (await pool.query(insert, [JSON.stringify(old)])).rows[0].id as string;
+    const none = (await pool.query(insert, [null])).rows[0].id as string;
+    const odd = (await pool.query(insert, [JSON.stringify({ not: 'an array' })])).rows[0].id as string;
+    await pool.query(`delete from "${schema}".migrations where version = 27`);
+    expect(await store.migrate()).toEqual([27]);
+
+    const job = await store.getJob({ id: kept });
+    expect(job!.steps).toEqual([
+      { kind: 'step', name: 'charge', at: new Date(old[0]!.a), result: { chargeId: 'ch_1' } },
+      { kind: 'signal', name: 'ship', at: new Date(old[1]!.a), signal: 'shipped', status: 'waiting', until: new Date(old[1]!.u!) },
+      { kind: 'signal', name: 'ship', at: new Date(old[2]!.a), signal: 'shipped', status: 'received', until: null, payload: { carrier: 'dhl' } },
+    ]);
+    expect((await store.getJob({ id: none }))!.steps).toEqual([]);
+    expect((await store.getJob({ id: odd }))!.steps).toEqual([]);
+    const columns = await pool.query(`select 1 from information_schema.columns where table_schema = $1 and table_name = 'jobs' and column_name = 'steps'`, [schema]);
+    expect(columns.rows).toEqual([]);
+
+    const stepRows = async () => (await pool.query(`select job_id::text as id from "${schema}".job_steps order by id`)).rows.map((r: { id: string }) => r.id);
+    expect(await stepRows()).toEqual([kept, kept, kept]);
+    await pool.query(`delete from "${schema}".jobs where id = $1`, [kept]);
+    expect(await stepRows()).toEqual([]);
+    await store.close();
+  });
 });

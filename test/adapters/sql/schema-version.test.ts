@@ -27,8 +27,10 @@ describe('isBreakingMigration', () => {
     expect(isBreakingMigration('-- jobvisor:breaking-ish\n')).toBe(false);
   });
 
-  it('marks none of this build’s migrations: each ran beside the build before it', async () => {
-    expect((await loadMigrations()).filter((m) => m.breaking)).toEqual([]);
+  it('marks only 0027 of this build’s migrations: every other ran beside the build before it', async () => {
+    // 0027 moved a durable job's steps out of jobs.steps: a build before it would run stored
+    // steps again (docs/operations.md, upgrades).
+    expect((await loadMigrations()).filter((m) => m.breaking).map((m) => m.name)).toEqual(['0027-job-steps']);
   });
 });
 

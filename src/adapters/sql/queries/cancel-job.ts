@@ -43,11 +43,11 @@ history as (
   insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
   select id, from_state, state, attempt, null, updated_at, error from cancelled
 )
-select true as cancelled, ${jobColumns('c')} from cancelled c
+select true as cancelled, ${jobColumns('c', s)} from cancelled c
 union all
-select false, ${jobColumns('r')} from requested r cross join notified
+select false, ${jobColumns('r', s)} from requested r cross join notified
 union all
-select false, ${jobColumns('t')} from target t
+select false, ${jobColumns('t', s)} from target t
 where not exists (select from cancelled) and not exists (select from requested)
 `,
 );

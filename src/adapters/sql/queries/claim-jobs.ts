@@ -134,7 +134,7 @@ starts as (
   insert into ${s.quoted}.queue_starts (queue, at)
   select c.queue, c.updated_at from claimed c join input i on i.queue = c.queue where i.rate_max is not null
 )
-select ${jobColumns('c')} from claimed c
+select ${jobColumns('c', s, { when: 'c.attempt > 1' })} from claimed c
 cross join async_commit
 order by ${prefixed(shape.order, 'c')}
 `;

@@ -31,9 +31,9 @@ deleted as (
 history as (
   delete from ${s.quoted}.job_events where job_id in (select id from deleted)
 )
-select true as deleted, ${jobColumns('d')} from deleted d
+select true as deleted, ${jobColumns('d', s)} from deleted d
 union all
-select false, ${jobColumns('j')} from ${s.quoted}.jobs j join target t on t.id = j.id
+select false, ${jobColumns('j', s)} from ${s.quoted}.jobs j join target t on t.id = j.id
 where not exists (select from deleted)
 `,
 );

@@ -10,14 +10,29 @@ import { toDbId } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 
-const CHECKPOINT_STEP = defineStatement(
-  'checkpoint_step',
+/**
+ * A batch of checkpoints, one row of job_steps each (migration 0027). FOR SHARE fences every
+ * one: a rescue, cancel or outcome that ends the lease takes the row's lock for update, so it
+ * either waits for this statement or has committed before it, and then the lease is not
+ * found. The job's row is read and locked, never rewritten. `k` (the input's position)
+ * orders one job's entries as the handler made them.
+ */
+const CHECKPOINT_STEPS = defineStatement(
+  'checkpoint_steps',
   (s) => `
-update ${s.quoted}.jobs
-set steps = coalesce(steps, '[]') || jsonb_build_array(jsonb_build_object(
-  'n', $3::text, 'k', 'step', 'v', $4::jsonb, 'a', floor(extract(epoch from ${NOW}) * 1000)))
-where id = $2 and state = 'running' and lease_token::text = $5
-returning id
+with fenced as (
+  select i.k, j.id from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb, token text)
+  join ${s.quoted}.jobs j on j.id = i.id and j.state = 'running' and j.lease_token::text = i.token
+  for share of j
+),
+stored as (
+  insert into ${s.quoted}.job_steps (job_id, entry)
+  select i.id, jsonb_build_object('n', i.name, 'k', 'step', 'v', i.value, 'a', floor(extract(epoch from ${NOW}) * 1000))
+  from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb)
+  where i.k in (select k from fenced)
+  order by i.k
+)
+select k from fenced
 `,
 );
 
@@ -49,11 +64,15 @@ export async function nextDueIn(ctx: SqlContext, params: NextDueQuestion): Promi
   return row?.due_in_ms == null ? null : Math.max(0, Number(row.due_in_ms));
 }
 
-export async function checkpointStep(ctx: SqlContext, params: StepCheckpoint): Promise<boolean> {
-  const id = toDbId(params.id);
-  if (id === null) return false;
-  const rows = await ctx.run(CHECKPOINT_STEP, [ctx.now(), id, params.name, JSON.stringify(params.result ?? null), params.leaseToken]);
-  return rows.length > 0;
+export async function checkpointSteps(ctx: SqlContext, steps: readonly StepCheckpoint[]): Promise<boolean[]> {
+  const input = steps.flatMap((step, k) => {
+    const id = toDbId(step.id);
+    return id === null ? [] : [{ k, id, name: step.name, value: step.result ?? null, token: step.leaseToken }];
+  });
+  if (input.length === 0) return steps.map(() => false);
+  const rows = await ctx.run<{ k: number }>(CHECKPOINT_STEPS, [ctx.now(), JSON.stringify(input)]);
+  const applied = new Set(rows.map((row) => Number(row.k)));
+  return steps.map((_, k) => applied.has(k));
 }
 
 export async function suspendIfRunning(ctx: SqlContext, request: SuspendRequest): Promise<SuspendAnswer> {

@@ -16,7 +16,7 @@ import { asPayloadError } from './enqueue-jobs.js';
  */
 const ENQUEUE_FLOW = defineStatement(
   'enqueue_flow',
-  (s) => `select ${jobColumns('j')}, j.flow_id::text as flow_id from ${s.quoted}.enqueue_flow($1::timestamptz, $2::text, $3::jsonb) j order by j.id`,
+  (s) => `select ${jobColumns('j', s)}, j.flow_id::text as flow_id from ${s.quoted}.enqueue_flow($1::timestamptz, $2::text, $3::jsonb) j order by j.id`,
 );
 
 /** Raised by enqueue_flow for a stored parent that does not exist. */

@@ -38,7 +38,7 @@ job as (
   union all
   select * from ${s.quoted}.jobs where id = any(array(select id from found where not created))
 )
-select f.i, f.created, ${jobColumns('j')}
+select f.i, f.created, ${jobColumns('j', s, { when: 'not f.created' })}
 from found f join job j on j.id = f.id cross join notified
 `,
 );

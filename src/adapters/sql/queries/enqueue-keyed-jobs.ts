@@ -29,7 +29,7 @@ with resolved as materialized (
   cross join (select ${NOW} as now) n
   order by x.i
 )
-select r.i, e.created, e.replaced, ${jobColumns('j')}
+select r.i, e.created, e.replaced, ${jobColumns('j', s, { when: 'not e.created' })}
 from resolved r
 cross join lateral ${s.quoted}.enqueue_keyed(r.now, r.queue, r.kind, coalesce(r.payload, 'null'), coalesce(r.priority, 0), r.due,
   r.max_attempts, r.unique_key, r.concurrency_key,

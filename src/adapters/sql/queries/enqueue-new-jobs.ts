@@ -65,7 +65,7 @@ notified as (
 const ENQUEUE_NEW_JOBS = defineStatement(
   'enqueue_new_jobs',
   (s) => `${insertJobsCtes(s, '')}
-select ${jobColumns('j')} from inserted j cross join notified order by j.id
+select ${jobColumns('j', s, 'none')} from inserted j cross join notified order by j.id
 `,
 );
 

@@ -1,6 +1,6 @@
 import type { FlowRecord, JobDependency } from '../../store.js';
 import type { JobRecord } from '../../../types.js';
-import { jobColumns, toDbId, toJobRecord } from '../job-row.js';
+import { jobColumns, nullJobColumns, toDbId, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
@@ -22,7 +22,7 @@ const EDGE_COLUMNS = 'e.job_id::text as job_id, e.dep_id::text as dep_id, e.name
 const GET_JOB_DEPENDENCIES = defineStatement(
   'get_job_dependencies',
   (s) => `
-select ${EDGE_COLUMNS}, ${jobColumns('j')}
+select ${EDGE_COLUMNS}, ${jobColumns('j', s)}
 from ${s.quoted}.job_deps e join ${s.quoted}.jobs j on j.id = e.dep_id
 where e.job_id = $1 order by e.dep_id
 `,
@@ -40,21 +40,13 @@ select 'flow' as row_kind, f.id::text as flow_id, f.name as flow_name, f.created
   null as flow_node, ${nullJobColumns()}, null as job_id, null as dep_id, null as name, null as role, null as on_failure
 from flow f
 union all
-select 'job', null, null, null, j.flow_node, ${jobColumns('j')}, null, null, null, null, null
+select 'job', null, null, null, j.flow_node, ${jobColumns('j', s)}, null, null, null, null, null
 from flow f join ${s.quoted}.jobs j on j.flow_id = f.id
 union all
 select 'edge', null, null, null, null, ${nullJobColumns()}, ${EDGE_COLUMNS}
 from flow f join ${s.quoted}.jobs j on j.flow_id = f.id join ${s.quoted}.job_deps e on e.job_id = j.id
 `,
 );
-
-/** Null in every job column, for the rows of GET_FLOW that are not jobs. */
-function nullJobColumns(): string {
-  return jobColumns('j')
-    .split(', ')
-    .map((column) => `null as ${column.split(' as ').at(-1)!.split('.').at(-1)}`)
-    .join(', ');
-}
 
 /** As cancelJob, for every job of the flow at once: waiting, pending and retrying jobs are
  *  cancelled (their own dependents follow through the trigger), running ones are asked to

@@ -7,14 +7,14 @@ import { defineStatement } from '../statement.js';
 
 /** Reads for the CLI, the inspector and tests; none is on the hot path. */
 
-const GET_JOB = defineStatement('get_job', (s) => `select ${jobColumns('j')} from ${s.quoted}.jobs j where j.id = $1`);
+const GET_JOB = defineStatement('get_job', (s) => `select ${jobColumns('j', s)} from ${s.quoted}.jobs j where j.id = $1`);
 
 /** Keyset paging newest first: `id < beforeId ORDER BY id DESC` walks the primary key from
  *  where the last page ended, so page 1,000 costs what page 1 does. */
 const LIST_JOBS = defineStatement(
   'list_jobs',
   (s) => `
-select ${jobColumns('j')} from ${s.quoted}.jobs j
+select ${jobColumns('j', s)} from ${s.quoted}.jobs j
 where ($1::text is null or j.queue = $1)
   and ($2::text is null or j.state = $2)
   and ($3::text is null or j.kind = $3)

@@ -68,7 +68,7 @@ history as (
   union all
   select id, from_state, state, attempt, null, updated_at, error from ended
 )
-select ${jobColumns('r')} from (select * from rescued union all select * from ended) r order by r.id
+select ${jobColumns('r', s)} from (select * from rescued union all select * from ended) r order by r.id
 `,
 );
 
