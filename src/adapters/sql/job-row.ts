@@ -27,6 +27,9 @@ const AS_TEXT: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
 };
 
 const NO_STEPS = "'[]'::jsonb";
+/** A row of job_steps as the compact entry job-steps.ts parses (times in epoch ms). */
+const STEP_ENTRY = `jsonb_build_object('n', t.name, 'k', t.kind, 'a', floor(extract(epoch from t.at) * 1000), 'v', t.value,
+  'u', floor(extract(epoch from t.until) * 1000), 's', t.signal, 'r', t.status)`;
 
 /** What a list leaves unread: payload, result, steps, lease token and trace context (a large
  *  payload stays in its TOAST table), and of the error only its code and message. */
@@ -57,7 +60,7 @@ export type StepsRead = 'all' | 'none' | { when: string };
 /** The select list of a job row under `alias`. */
 export function jobColumns(alias: string, s: SqlSchema, steps: StepsRead = 'all'): string {
   const stored = (a: string) =>
-    `(select coalesce(jsonb_agg(t.entry order by t.id), ${NO_STEPS}) from ${s.quoted}.job_steps t where t.job_id = ${a}.id)`;
+    `(select coalesce(jsonb_agg(${STEP_ENTRY} order by t.id), ${NO_STEPS}) from ${s.quoted}.job_steps t where t.job_id = ${a}.id)`;
   const read: ColumnSelect =
     steps === 'none'
       ? () => `${NO_STEPS} as steps`

@@ -1,6 +1,7 @@
 /**
- * The `steps` column (migration 0017) as `JobStep`s. Stored compact, one jsonb object per
- * entry with times in epoch ms: {n: name, k: kind, a: at, v: value, u: until, s: signal,
+ * A job's stored steps as `JobStep`s: its rows of job_steps (migration 0027), which the select
+ * list (job-row.ts) reads as one compact jsonb object per entry, as 0017 stored them in the
+ * job's row, with times in epoch ms: {n: name, k: kind, a: at, v: value, u: until, s: signal,
  * r: a wait's status}. Total: an entry no version of the library wrote is left out, never
  * thrown on (a read must answer whatever a row holds).
  */

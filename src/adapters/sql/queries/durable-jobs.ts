@@ -26,8 +26,8 @@ with fenced as (
   for share of j
 ),
 stored as (
-  insert into ${s.quoted}.job_steps (job_id, entry)
-  select i.id, jsonb_build_object('n', i.name, 'k', 'step', 'v', i.value, 'a', floor(extract(epoch from ${NOW}) * 1000))
+  insert into ${s.quoted}.job_steps (job_id, kind, name, at, value)
+  select i.id, 'step', i.name, ${NOW}, i.value
   from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb)
   where i.k in (select k from fenced)
   order by i.k
