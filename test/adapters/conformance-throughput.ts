@@ -1,11 +1,17 @@
 /**
  * Conformance for throughput over time (getThroughput): on a known history, the exact counts
- * and run time percentiles per queue and bucket.
+ * and run time percentiles per queue and bucket. The throughput summary
+ * (getThroughputSummary, saveThroughputSummary): closed buckets saved once, pruned in bounded
+ * batches.
  * Part of describeStoreConformance (conformance.ts), which calls it inside its own describe
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
+import { type QueueActivity, THROUGHPUT_SUMMARY_PRUNE_BATCH } from '../../src/adapters/store.js';
 import { conformanceKit, type CurrentStore, lease } from './conformance.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 
 export function describeThroughputConformance(current: CurrentStore): void {
   const { store, clock, now, enqueue, claimOne, setState, outcome } = conformanceKit(current);
@@ -58,17 +64,23 @@ export function describeThroughputConformance(current: CurrentStore): void {
       await claimOne('a');
 
       expect(await store().getThroughput({ since, bucketMs: 60_000 })).toEqual([
-        { queue: 'a', bucket: 0, completed: 2, retried: 1, dead: 1, attempts: 4, p50Ms: 4_000, p95Ms: 61_990, events: 4 },
-        { queue: 'a', bucket: 1, completed: 0, retried: 0, dead: 0, attempts: 2, p50Ms: 500, p95Ms: 1_500, events: 2 },
-        { queue: 'b', bucket: 1, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1 },
+        // Run times binned (run-time-bins.ts): [bin, count, longest].
+        { queue: 'a', bucket: 0, completed: 2, retried: 1, dead: 1, attempts: 4, p50Ms: 4_000, p95Ms: 61_990, events: 4,
+          runTimes: [[63, 1, 1_000], [79, 1, 4_000], [87, 1, 8_000], [111, 1, 61_990]] },
+        { queue: 'a', bucket: 1, completed: 0, retried: 0, dead: 0, attempts: 2, p50Ms: 500, p95Ms: 1_500, events: 2, runTimes: [[55, 1, 500], [68, 1, 1_500]] },
+        { queue: 'b', bucket: 1, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1, runTimes: [] },
       ]);
       // Finer buckets from a later start: only the rescue and bucket 1's attempts, apart.
       expect(await store().getThroughput({ since: new Date(since.getTime() + 60_000), bucketMs: 1_000 })).toEqual([
-        { queue: 'a', bucket: 5, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 500, p95Ms: 500, events: 1 },
-        { queue: 'a', bucket: 7, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 1_500, p95Ms: 1_500, events: 1 },
-        { queue: 'b', bucket: 5, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1 },
+        { queue: 'a', bucket: 5, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 500, p95Ms: 500, events: 1, runTimes: [[55, 1, 500]] },
+        { queue: 'a', bucket: 7, completed: 0, retried: 0, dead: 0, attempts: 1, p50Ms: 1_500, p95Ms: 1_500, events: 1, runTimes: [[68, 1, 1_500]] },
+        { queue: 'b', bucket: 5, completed: 0, retried: 0, dead: 1, attempts: 0, p50Ms: null, p95Ms: null, events: 1, runTimes: [] },
       ]);
       expect(await store().getThroughput({ since: new Date(now().getTime() + 1), bucketMs: 60_000 })).toEqual([]);
+      // With an end: bucket 0 alone.
+      expect(await store().getThroughput({ since, until: new Date(since.getTime() + 60_000), bucketMs: 60_000 })).toEqual([
+        expect.objectContaining({ queue: 'a', bucket: 0, completed: 2, retried: 1, dead: 1, attempts: 4, events: 4 }),
+      ]);
     });
 
     it('nearest-rank percentiles over twenty attempts', async () => {
@@ -79,8 +91,13 @@ export function describeThroughputConformance(current: CurrentStore): void {
         clock().advance(ms);
         await setState(outcome('completed', lease(claimed)));
       }
+      // Binned, 1,600 and 1,700 ms share a bin, and so do 1,900 and 2,000.
+      const runTimes = [
+        [37, 1, 100], [45, 1, 200], [49, 1, 300], [53, 1, 400], [55, 1, 500], [57, 1, 600], [59, 1, 700], [61, 1, 800], [62, 1, 900],
+        [63, 1, 1_000], [64, 1, 1_100], [65, 1, 1_200], [66, 1, 1_300], [67, 1, 1_400], [68, 1, 1_500], [69, 2, 1_700], [70, 1, 1_800], [71, 2, 2_000],
+      ];
       expect(await store().getThroughput({ since, bucketMs: 3_600_000 })).toEqual([
-        { queue: 'q', bucket: 0, completed: 20, retried: 0, dead: 0, attempts: 20, p50Ms: 1_000, p95Ms: 1_900, events: 20 },
+        { queue: 'q', bucket: 0, completed: 20, retried: 0, dead: 0, attempts: 20, p50Ms: 1_000, p95Ms: 1_900, runTimes, events: 20 },
       ]);
     });
 
@@ -93,6 +110,76 @@ export function describeThroughputConformance(current: CurrentStore): void {
       const buckets = await store().getThroughput({ since, bucketMs: 1_000, maxEvents: 3 });
       expect(buckets.reduce((sum, b) => sum + b.completed, 0)).toBe(3);
       expect(buckets.reduce((sum, b) => sum + b.events, 0)).toBe(3);
+    });
+  });
+
+  describe('the throughput summary', () => {
+    const activity = (queue: string, completed: number): QueueActivity => ({
+      queue,
+      completed,
+      retried: 0,
+      dead: 0,
+      attempts: completed,
+      p50Ms: 40,
+      p95Ms: 45,
+      runTimes: [[43, completed, 45]],
+    });
+
+    it('keeps each closed bucket as first saved, per width, an idle one too', async () => {
+      const t = now().getTime();
+      const pruneBefore = new Date(t - HOUR);
+      await store().saveThroughputSummary({
+        bucketMs: MINUTE,
+        pruneBefore,
+        buckets: [
+          { start: new Date(t), queues: [activity('a', 2), activity('b', 1)] },
+          { start: new Date(t + MINUTE), queues: [] },
+        ],
+      });
+      await store().saveThroughputSummary({
+        bucketMs: MINUTE,
+        pruneBefore,
+        buckets: [
+          { start: new Date(t + MINUTE), queues: [activity('a', 9)] },
+          { start: new Date(t + 2 * MINUTE), queues: [activity('c', 3)] },
+        ],
+      });
+      await store().saveThroughputSummary({ bucketMs: HOUR, pruneBefore, buckets: [{ start: new Date(t), queues: [activity('a', 5)] }] });
+
+      expect(await store().getThroughputSummary({ bucketMs: MINUTE, since: new Date(t), until: new Date(t + 3 * MINUTE) })).toEqual([
+        { start: new Date(t), queues: [activity('a', 2), activity('b', 1)] },
+        { start: new Date(t + MINUTE), queues: [] },
+        { start: new Date(t + 2 * MINUTE), queues: [activity('c', 3)] },
+      ]);
+      expect(await store().getThroughputSummary({ bucketMs: MINUTE, since: new Date(t + MINUTE), until: new Date(t + 2 * MINUTE) })).toEqual([
+        { start: new Date(t + MINUTE), queues: [] },
+      ]);
+      expect(await store().getThroughputSummary({ bucketMs: HOUR, since: new Date(t - HOUR), until: new Date(t + HOUR) })).toEqual([
+        { start: new Date(t), queues: [activity('a', 5)] },
+      ]);
+    });
+
+    it('deletes at most a batch of saved buckets older than pruneBefore per save, of its width only, and saves none older', async () => {
+      const t = now().getTime();
+      const old = Array.from({ length: THROUGHPUT_SUMMARY_PRUNE_BATCH + 1 }, (_, i) => ({ start: new Date(t + i * MINUTE), queues: [activity('a', 1)] }));
+      await store().saveThroughputSummary({ bucketMs: MINUTE, pruneBefore: new Date(t), buckets: old });
+      await store().saveThroughputSummary({ bucketMs: HOUR, pruneBefore: new Date(t), buckets: [{ start: new Date(t), queues: [] }] });
+      const later = t + old.length * MINUTE;
+      const starts = async (bucketMs: number) =>
+        (await store().getThroughputSummary({ bucketMs, since: new Date(t - HOUR), until: new Date(later + HOUR) })).map((b) => b.start.getTime());
+
+      await store().saveThroughputSummary({
+        bucketMs: MINUTE,
+        pruneBefore: new Date(later),
+        buckets: [
+          { start: new Date(t - MINUTE), queues: [activity('a', 1)] },
+          { start: new Date(later), queues: [activity('a', 1)] },
+        ],
+      });
+      expect(await starts(MINUTE)).toEqual([later - MINUTE, later]);
+      await store().saveThroughputSummary({ bucketMs: MINUTE, pruneBefore: new Date(later), buckets: [] });
+      expect(await starts(MINUTE)).toEqual([later]);
+      expect(await starts(HOUR)).toEqual([t]);
     });
   });
 }

@@ -1,12 +1,15 @@
+import { RUN_TIME_BOUNDS, type RunTimeBins } from '../../run-time-bins.js';
 import type { GetThroughputParams, ThroughputBucket } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
 
 /**
- * Throughput over time from the history: per queue and bucket of $2 ms since $1, the jobs
- * completed, retried and dead, and the run time percentiles of the attempts that ended.
+ * Throughput over time from the history: per queue and bucket of $2 ms from $1 until $4 (null:
+ * no end), the jobs completed, retried and dead, and the run time percentiles of the attempts
+ * that ended, with their run times binned (run-time-bins.ts: width_bucket over the same bounds).
  *
- * The time range reads only the newest pages through job_events_at_brin, at most $3 of the
+ * The time range reads only its own pages through job_events_at_brin (both ends are in the
+ * index condition: an old range does not read the newer pages), at most $3 of the
  * rows that matter (an attempt's end, a death). Each attempt's start is the latest `running`
  * row of the same job and attempt before its end: one short backward walk of that job's rows
  * in job_events_job_idx. The queue comes from each job once, by primary key (as in
@@ -17,7 +20,8 @@ export const GET_THROUGHPUT = defineStatement(
   (s) => `
 with e as materialized (
   select id, job_id, from_state, to_state, attempt, at from ${s.quoted}.job_events
-  where at >= $1::timestamptz and (from_state = 'running' or to_state in ('retrying', 'dead'))
+  where at >= $1::timestamptz and at < coalesce($4::timestamptz, 'infinity')
+    and (from_state = 'running' or to_state in ('retrying', 'dead'))
   limit $3
 ),
 q as (
@@ -34,18 +38,30 @@ d as materialized (
     order by r.id desc
     limit 1
   ) s on true
+),
+bins as (
+  select queue, bucket_start, jsonb_agg(jsonb_build_array(bin, n, max_ms) order by bin) as run_times
+  from (
+    select queue, bucket_start, width_bucket(ms, '{${RUN_TIME_BOUNDS.join(',')}}'::float8[]) as bin, count(*)::int as n, max(ms) as max_ms
+    from d where ms is not null
+    group by 1, 2, 3
+  ) b
+  group by queue, bucket_start
 )
-select queue, bucket_start,
-  (count(*) filter (where to_state = 'completed'))::int as completed,
-  (count(*) filter (where to_state = 'retrying'))::int as retried,
-  (count(*) filter (where to_state = 'dead'))::int as dead,
-  count(ms)::int as attempts,
-  count(*)::int as events,
-  percentile_disc(0.5) within group (order by ms) as p50,
-  percentile_disc(0.95) within group (order by ms) as p95
-from d
-group by queue, bucket_start
-order by queue collate "C", bucket_start
+select t.*, coalesce(bins.run_times, '[]') as run_times
+from (
+  select queue, bucket_start,
+    (count(*) filter (where to_state = 'completed'))::int as completed,
+    (count(*) filter (where to_state = 'retrying'))::int as retried,
+    (count(*) filter (where to_state = 'dead'))::int as dead,
+    count(ms)::int as attempts,
+    count(*)::int as events,
+    percentile_disc(0.5) within group (order by ms) as p50,
+    percentile_disc(0.95) within group (order by ms) as p95
+  from d
+  group by queue, bucket_start
+) t left join bins using (queue, bucket_start)
+order by t.queue collate "C", t.bucket_start
 `,
 );
 
@@ -61,11 +77,17 @@ interface Row {
   events: number;
   p50: number | null;
   p95: number | null;
+  run_times: RunTimeBins;
 }
 
 export async function getThroughput(ctx: SqlContext, params: GetThroughputParams): Promise<ThroughputBucket[]> {
   const since = params.since.getTime();
-  const rows = await ctx.run<Row>(GET_THROUGHPUT, [params.since.toISOString(), params.bucketMs, params.maxEvents ?? DEFAULT_MAX_EVENTS]);
+  const rows = await ctx.run<Row>(GET_THROUGHPUT, [
+    params.since.toISOString(),
+    params.bucketMs,
+    params.maxEvents ?? DEFAULT_MAX_EVENTS,
+    params.until?.toISOString() ?? null,
+  ]);
   return rows.map((row) => ({
     queue: row.queue,
     bucket: Math.round((row.bucket_start.getTime() - since) / params.bucketMs),
@@ -75,6 +97,7 @@ export async function getThroughput(ctx: SqlContext, params: GetThroughputParams
     attempts: row.attempts,
     p50Ms: row.p50,
     p95Ms: row.p95,
+    runTimes: row.run_times,
     events: row.events,
   }));
 }
