@@ -2,13 +2,16 @@
  * Conformance for throughput over time (getThroughput): on a known history, the exact counts
  * and run time percentiles per queue and bucket. The throughput summary
  * (getThroughputSummary, saveThroughputSummary): closed buckets saved once, pruned in bounded
- * batches.
+ * batches. And the inspector's throughput on each store: a fresh inspector reads the summary
+ * an earlier one saved, shows the numbers that one read from the history, and still shows
+ * them once the jobs are pruned.
  * Part of describeStoreConformance (conformance.ts), which calls it inside its own describe
  * with a getter for the test's store and clock.
  */
 import { describe, expect, it } from 'vitest';
-import { type QueueActivity, THROUGHPUT_SUMMARY_PRUNE_BATCH } from '../../src/adapters/store.js';
-import { conformanceKit, type CurrentStore, lease } from './conformance.js';
+import { type GetThroughputParams, type JobStore, type QueueActivity, THROUGHPUT_SUMMARY_PRUNE_BATCH } from '../../src/adapters/store.js';
+import { ThroughputStats } from '../../src/inspector/throughput.js';
+import { conformanceKit, type CurrentStore, lease, type OutcomeState } from './conformance.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -180,6 +183,78 @@ export function describeThroughputConformance(current: CurrentStore): void {
       await store().saveThroughputSummary({ bucketMs: MINUTE, pruneBefore: new Date(later), buckets: [] });
       expect(await starts(MINUTE)).toEqual([later]);
       expect(await starts(HOUR)).toEqual([t]);
+    });
+  });
+
+  describe("the inspector's throughput", () => {
+    /** A job of `queue` that runs `ms` and ends in `state` (a retry runs again at once). */
+    async function run(queue: string, ms: number, state: OutcomeState = 'completed'): Promise<void> {
+      await enqueue({ queue });
+      const claimed = await claimOne(queue);
+      clock().advance(ms);
+      await setState(outcome(state, lease(claimed), 0));
+    }
+
+    /** The store with the `since` of each getThroughput call recorded. */
+    function watched(reads: GetThroughputParams[]): JobStore {
+      return new Proxy(store(), {
+        get(target, name) {
+          if (name === 'getThroughput') return (params: GetThroughputParams) => (reads.push(params), target.getThroughput(params));
+          const value = Reflect.get(target, name) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    }
+
+    it('a fresh inspector reads what an earlier one saved, the same numbers, and they outlive pruned jobs', async () => {
+      // T0 is a whole hour. Four hours of history, some in the last two minutes.
+      const T = now().getTime();
+      const at = async (offset: number) => clock().advance(T + offset - now().getTime());
+      await at(5 * MINUTE);
+      await run('a', 1_900);
+      await run('a', 2_000);
+      await run('b', 30, 'dead');
+      await at(HOUR + 5 * MINUTE);
+      await run('a', 20, 'retrying');
+      const again = await claimOne('a');
+      clock().advance(10);
+      await setState(outcome('completed', lease(again)));
+      await at(2 * HOUR + 10 * MINUTE);
+      await run('b', 17);
+      await run('a', 2_500);
+      await at(3 * HOUR + 20 * MINUTE);
+      await run('a', 123);
+      await at(3 * HOUR + 44 * MINUTE + 40_000);
+      await run('b', 50);
+      await at(3 * HOUR + 45 * MINUTE + 30_000);
+      const read = async (reads: GetThroughputParams[] = []) => {
+        const stats = new ThroughputStats(watched(reads), 0, () => clock().now());
+        return { hour: await stats.read('1h'), day: await stats.read('24h') };
+      };
+
+      const first = await read();
+      const day = (queue: string) => first.day.queues.find((q) => q.queue === queue)!;
+      expect(day('a').completed.slice(-5)).toEqual([0, 2, 1, 1, 1]);
+      expect(day('a').retried.slice(-5)).toEqual([0, 0, 1, 0, 0]);
+      // An hour's percentiles come from its run time bins: 1,900 and 2,000 ms share one, so
+      // the first hour's p50 is 2,000 (exact: 1,900).
+      expect(day('a').p50Ms.slice(-5)).toEqual([null, 2_000, 10, 2_500, 123]);
+      expect(day('a').p95Ms.slice(-5)).toEqual([null, 2_000, 20, 2_500, 123]);
+      expect(day('b').dead.slice(-5)).toEqual([0, 1, 0, 0, 0]);
+      expect(day('b').completed.slice(-5)).toEqual([0, 0, 0, 1, 1]);
+      expect(first.hour.queues.find((q) => q.queue === 'a')!.completed[34]).toBe(1);
+
+      // A fresh inspector: the summary, and from the history only the last two minutes.
+      const reads: GetThroughputParams[] = [];
+      expect(await read(reads)).toEqual(first);
+      const open = Math.floor(now().getTime() / MINUTE) * MINUTE - MINUTE;
+      expect(reads.length).toBeGreaterThan(0);
+      for (const params of reads) expect(params.since.getTime()).toBeGreaterThanOrEqual(open);
+
+      // The jobs that ended before the open minutes go with their history; not their throughput.
+      await store().pruneJobs({ completedBefore: new Date(open), deadBefore: new Date(open) });
+      expect(await store().getThroughput({ since: new Date(T), bucketMs: HOUR })).toEqual([expect.objectContaining({ queue: 'b', completed: 1 })]);
+      expect(await read()).toEqual(first);
     });
   });
 }
