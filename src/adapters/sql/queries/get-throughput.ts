@@ -6,7 +6,10 @@ import { defineStatement } from '../statement.js';
 /**
  * Throughput over time from the history: per queue and bucket of $2 ms from $1 until $4 (null:
  * no end), the jobs completed, retried and dead, and the run time percentiles of the attempts
- * that ended, with their run times binned (run-time-bins.ts: width_bucket over the same bounds).
+ * that ended, with their run times binned (run-time-bins.ts: width_bucket over the same bounds;
+ * each bin's count and longest run time by a window over the bin, so that one aggregate gives
+ * every column: a join of two aggregates of the bucket may be planned as a nested loop that
+ * sorts the history once per bucket; one entry per bin, from its first row).
  *
  * The time range reads only its own pages through job_events_at_brin (both ends are in the
  * index condition: an old range does not read the newer pages), at most $3 of the
@@ -38,30 +41,23 @@ d as materialized (
     order by r.id desc
     limit 1
   ) s on true
-),
-bins as (
-  select queue, bucket_start, jsonb_agg(jsonb_build_array(bin, n, max_ms) order by bin) as run_times
-  from (
-    select queue, bucket_start, width_bucket(ms, '{${RUN_TIME_BOUNDS.join(',')}}'::float8[]) as bin, count(*)::int as n, max(ms) as max_ms
-    from d where ms is not null
-    group by 1, 2, 3
-  ) b
-  group by queue, bucket_start
 )
-select t.*, coalesce(bins.run_times, '[]') as run_times
+select queue, bucket_start,
+  (count(*) filter (where to_state = 'completed'))::int as completed,
+  (count(*) filter (where to_state = 'retrying'))::int as retried,
+  (count(*) filter (where to_state = 'dead'))::int as dead,
+  count(ms)::int as attempts,
+  count(*)::int as events,
+  percentile_disc(0.5) within group (order by ms) as p50,
+  percentile_disc(0.95) within group (order by ms) as p95,
+  coalesce(jsonb_object_agg(bin, jsonb_build_array(bin_count, bin_max)) filter (where ms is not null and bin_row = 1), '{}') as run_times
 from (
-  select queue, bucket_start,
-    (count(*) filter (where to_state = 'completed'))::int as completed,
-    (count(*) filter (where to_state = 'retrying'))::int as retried,
-    (count(*) filter (where to_state = 'dead'))::int as dead,
-    count(ms)::int as attempts,
-    count(*)::int as events,
-    percentile_disc(0.5) within group (order by ms) as p50,
-    percentile_disc(0.95) within group (order by ms) as p95
-  from d
-  group by queue, bucket_start
-) t left join bins using (queue, bucket_start)
-order by t.queue collate "C", t.bucket_start
+  select b.*, count(ms) over per_bin as bin_count, max(ms) over per_bin as bin_max, row_number() over per_bin as bin_row
+  from (select d.*, width_bucket(ms, '{${RUN_TIME_BOUNDS.join(',')}}'::float8[]) as bin from d) b
+  window per_bin as (partition by queue, bucket_start, bin)
+) binned
+group by queue, bucket_start
+order by queue collate "C", bucket_start
 `,
 );
 
@@ -77,7 +73,8 @@ interface Row {
   events: number;
   p50: number | null;
   p95: number | null;
-  run_times: RunTimeBins;
+  /** Bin → [count, longest]. */
+  run_times: Record<string, [number, number]>;
 }
 
 export async function getThroughput(ctx: SqlContext, params: GetThroughputParams): Promise<ThroughputBucket[]> {
@@ -97,7 +94,9 @@ export async function getThroughput(ctx: SqlContext, params: GetThroughputParams
     attempts: row.attempts,
     p50Ms: row.p50,
     p95Ms: row.p95,
-    runTimes: row.run_times,
+    runTimes: Object.entries(row.run_times)
+      .map(([bin, [count, maxMs]]): RunTimeBins[number] => [Number(bin), count, maxMs])
+      .sort((a, b) => a[0] - b[0]),
     events: row.events,
   }));
 }
