@@ -440,7 +440,7 @@ export interface ThroughputBucket extends QueueActivity {
  *  that the next one need not (src/inspector/throughput.ts; migration 0025). */
 export interface SavedThroughputBucket {
   start: Date;
-  /** Each queue that did anything in it, by name (byte order); none: it was idle. */
+  /** Each queue that did anything in it; none: it was idle. */
   queues: QueueActivity[];
 }
 
