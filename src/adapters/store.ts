@@ -8,6 +8,7 @@
  * `Clock`; the SQL stores from the database unless a clock is injected for tests).
  */
 import type { ClaimedJob, JobErrorInfo, JobEvent, JobRecord, JobState, JsonValue } from '../types.js';
+import type { RunTimeBins } from './run-time-bins.js';
 
 /** The structural type of a SQL client (`pg.Client`, `pg.PoolClient`, `pg.Pool`): enough
  *  to run the enqueue statement inside the caller's own open transaction. */
@@ -399,16 +400,17 @@ export interface TransitionCount {
 export interface GetThroughputParams {
   /** Start of the first bucket: events at or after this time. */
   since: Date;
+  /** Events before this time only; default: no end. */
+  until?: Date;
   /** Width of a bucket: an event at `at` falls in bucket floor((at - since) / bucketMs). */
   bucketMs: number;
   /** History rows read at most (default 100,000); past it the numbers cover part of the window. */
   maxEvents?: number;
 }
 
-/** What one queue did in one bucket, from the history. A bucket with nothing is left out. */
-export interface ThroughputBucket {
+/** What one queue did in one bucket of time. */
+export interface QueueActivity {
   queue: string;
-  bucket: number;
   /** Jobs that completed. */
   completed: number;
   /** Attempts that failed and will run again (transitions into `retrying`). */
@@ -422,9 +424,48 @@ export interface ThroughputBucket {
    *  null when no attempt ended. */
   p50Ms: number | null;
   p95Ms: number | null;
+  /** The same run times in bins that merge (run-time-bins.ts): a longer bucket's percentiles
+   *  are read from the sum of its parts' bins. */
+  runTimes: RunTimeBins;
+}
+
+/** What one queue did in one bucket, from the history. A bucket with nothing is left out. */
+export interface ThroughputBucket extends QueueActivity {
+  bucket: number;
   /** History rows read for the bucket (what `maxEvents` counts). */
   events: number;
 }
+
+/** A closed bucket of throughput, saved by the inspector that read it from the history so
+ *  that the next one need not (src/inspector/throughput.ts; migration 0025). */
+export interface SavedThroughputBucket {
+  start: Date;
+  /** Each queue that did anything in it; none: it was idle. */
+  queues: QueueActivity[];
+}
+
+export interface GetThroughputSummaryParams {
+  /** Width of the buckets. */
+  bucketMs: number;
+  /** The saved buckets that start at or after `since` and before `until`. */
+  since: Date;
+  until: Date;
+}
+
+export interface SaveThroughputSummaryParams {
+  /** Width of the buckets. */
+  bucketMs: number;
+  /** Closed buckets: a bucket already saved keeps what it had (the first save stands). */
+  buckets: readonly SavedThroughputBucket[];
+  /** Saved buckets of this width that start before it are deleted, at most
+   *  THROUGHPUT_SUMMARY_PRUNE_BATCH per call (oldest first), and none of `buckets` before it
+   *  is saved. */
+  pruneBefore: Date;
+}
+
+/** Saved buckets one `saveThroughputSummary` deletes at most: a save adds a handful, so each
+ *  keeps up while no call deletes an unbounded number of rows. */
+export const THROUGHPUT_SUMMARY_PRUNE_BATCH = 1_000;
 
 export interface PruneParams {
   /** Delete completed and skipped jobs (and their history) finished before this time. */
@@ -607,6 +648,11 @@ export interface JobStore {
   /** Per queue and bucket since a time: completed, retried and dead jobs, and the run time
    *  percentiles of the attempts that ended; queues by name (byte order), then bucket. */
   getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]>;
+  /** The saved closed buckets of throughput of one width in a time range, oldest first. */
+  getThroughputSummary(params: GetThroughputSummaryParams): Promise<SavedThroughputBucket[]>;
+  /** Saves closed buckets of throughput (each once: the first save stands), and deletes a
+   *  bounded batch of saved ones that are too old. Jobs pruned later keep their throughput. */
+  saveThroughputSummary(params: SaveThroughputSummaryParams): Promise<void>;
   /** Deletes a job that no worker holds (any state but `running`) with its history. A running
    *  one is left to its worker, and one that a `waiting` job waits for (a flow's parent, a
    *  child added before continuing) is kept until that job has left `waiting`: the result says

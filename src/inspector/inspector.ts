@@ -163,7 +163,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     store,
     supervisor,
     stats: new QueueStats(store, supervisor, STATS_CACHE_MS, HISTORY_REFRESH_MS),
-    throughput: new ThroughputStats(store, HISTORY_REFRESH_MS),
+    throughput: new ThroughputStats(store, HISTORY_REFRESH_MS, Date.now, logger),
     actionsEnabled: token !== undefined,
     queues,
   };

@@ -19,6 +19,7 @@ import type {
   ClaimQueue,
   CountJobTransitionsParams,
   GetThroughputParams,
+  GetThroughputSummaryParams,
   EnqueueJob,
   EnqueueResult,
   ChildJob,
@@ -44,6 +45,8 @@ import type {
   ProgressReport,
   ProgressUpdate,
   PruneParams,
+  SavedThroughputBucket,
+  SaveThroughputSummaryParams,
   QueueBacklog,
   QueueInfo,
   WorkerHeartbeat,
@@ -70,7 +73,7 @@ import { NEVER, WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
 import { countTransitions, errorMatches, groupDeadJobs, queueBacklogs, scanJobs } from './memory-reads.js';
 import { toJobListing } from '../job-listing.js';
-import { throughput } from './memory-throughput.js';
+import { MemoryThroughputSummary, throughput } from './memory-throughput.js';
 import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } from '../../validation.js';
 
 export interface MemoryStoreOptions {
@@ -134,6 +137,8 @@ export class MemoryStore implements JobStore {
   readonly #tenantRanks = new Map<string, number>();
   /** Flows: what waits for what (src/flows). */
   readonly #graph = new MemoryFlowGraph();
+  /** Closed buckets of throughput the inspector saved; pruneJobs leaves them. */
+  readonly #throughputSummary = new MemoryThroughputSummary();
   #nextId = 1;
   #nextEventId = 1;
 
@@ -511,6 +516,14 @@ export class MemoryStore implements JobStore {
   async getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]> {
     const events = [...this.#eventLog.values()].map((event) => ({ queue: this.#jobs.get(event.jobId)!.queue, event }));
     return throughput(events, params);
+  }
+
+  async getThroughputSummary(params: GetThroughputSummaryParams): Promise<SavedThroughputBucket[]> {
+    return this.#throughputSummary.get(params);
+  }
+
+  async saveThroughputSummary(params: SaveThroughputSummaryParams): Promise<void> {
+    this.#throughputSummary.save(params);
   }
 
   async deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {

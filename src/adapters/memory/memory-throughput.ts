@@ -1,9 +1,19 @@
 /**
  * Throughput over time over the memory store's history: the same answer as the SQL statement
- * in queries/get-throughput.ts (which documents what is counted).
+ * in queries/get-throughput.ts (which documents what is counted). And the throughput summary
+ * the inspector saves (queries/throughput-summary.ts on SQL).
  */
 import type { JobEvent } from '../../types.js';
-import type { GetThroughputParams, ThroughputBucket } from '../store.js';
+import { binRunTimes } from '../run-time-bins.js';
+import {
+  type GetThroughputParams,
+  type GetThroughputSummaryParams,
+  type QueueActivity,
+  type SaveThroughputSummaryParams,
+  type SavedThroughputBucket,
+  THROUGHPUT_SUMMARY_PRUNE_BATCH,
+  type ThroughputBucket,
+} from '../store.js';
 import { DEFAULT_MAX_EVENTS } from './memory-reads.js';
 
 interface Tally {
@@ -19,6 +29,7 @@ interface Tally {
 /** `events` oldest first (by id), each with its job's queue. */
 export function throughput(events: Iterable<{ queue: string; event: JobEvent }>, params: GetThroughputParams): ThroughputBucket[] {
   const since = params.since.getTime();
+  const until = params.until?.getTime() ?? Infinity;
   let budget = params.maxEvents ?? DEFAULT_MAX_EVENTS;
   /** Job id → attempt → when it last entered running (before or in the window). */
   const starts = new Map<string, Map<number, number>>();
@@ -26,7 +37,7 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
   for (const { queue, event } of events) {
     const at = event.at.getTime();
     const counted = event.fromState === 'running' || event.toState === 'retrying' || event.toState === 'dead';
-    if (at >= since && counted) {
+    if (at >= since && at < until && counted) {
       if (budget-- <= 0) break;
       const bucket = Math.floor((at - since) / params.bucketMs);
       const key = `${queue}\0${bucket}`;
@@ -53,7 +64,7 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
     .map(({ queue, bucket, completed, retried, dead, durations, events }) => {
       const sorted = durations.sort((a, b) => a - b);
       const [p50Ms, p95Ms] = [percentile(sorted, 0.5), percentile(sorted, 0.95)];
-      return { queue, bucket, completed, retried, dead, attempts: sorted.length, p50Ms, p95Ms, events };
+      return { queue, bucket, completed, retried, dead, attempts: sorted.length, p50Ms, p95Ms, runTimes: binRunTimes(sorted), events };
     });
 }
 
@@ -61,4 +72,32 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
 function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+/** The throughput summary (the SQL stores' table of migration 0025): per bucket width, per
+ *  bucket start, each queue's activity as it was saved. */
+export class MemoryThroughputSummary {
+  readonly #saved = new Map<number, Map<number, QueueActivity[]>>();
+
+  get(params: GetThroughputSummaryParams): SavedThroughputBucket[] {
+    const [since, until] = [params.since.getTime(), params.until.getTime()];
+    return [...(this.#saved.get(params.bucketMs) ?? [])]
+      .filter(([start]) => start >= since && start < until)
+      .sort(([a], [b]) => a - b)
+      .map(([start, queues]) => ({ start: new Date(start), queues: structuredClone(queues) }));
+  }
+
+  /** As the SQL statement: the oldest batch before `pruneBefore` goes, then each bucket from
+   *  `pruneBefore` on not saved yet is saved. */
+  save(params: SaveThroughputSummaryParams): void {
+    const pruneBefore = params.pruneBefore.getTime();
+    let saved = this.#saved.get(params.bucketMs);
+    if (!saved) this.#saved.set(params.bucketMs, (saved = new Map()));
+    const old = [...saved.keys()].filter((start) => start < pruneBefore).sort((a, b) => a - b);
+    for (const start of old.slice(0, THROUGHPUT_SUMMARY_PRUNE_BATCH)) saved.delete(start);
+    for (const bucket of params.buckets) {
+      const start = bucket.start.getTime();
+      if (start >= pruneBefore && !saved.has(start)) saved.set(start, structuredClone(bucket.queues));
+    }
+  }
 }

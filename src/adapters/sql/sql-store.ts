@@ -8,6 +8,7 @@ import type {
   ClaimParams,
   CountJobTransitionsParams,
   GetThroughputParams,
+  GetThroughputSummaryParams,
   EnqueueJob,
   EnqueueResult,
   FlowJob,
@@ -31,6 +32,8 @@ import type {
   ListJobsParams,
   ProgressUpdate,
   PruneParams,
+  SavedThroughputBucket,
+  SaveThroughputSummaryParams,
   QueueBacklog,
   QueueInfo,
   WorkerHeartbeat,
@@ -60,6 +63,7 @@ import { claimAlert } from './queries/claim-alert.js';
 import { claimJobs } from './queries/claim-jobs.js';
 import { countJobTransitions } from './queries/count-job-transitions.js';
 import { getThroughput } from './queries/get-throughput.js';
+import { getThroughputSummary, saveThroughputSummary } from './queries/throughput-summary.js';
 import { deleteJob } from './queries/delete-job.js';
 import { checkpointSteps, nextDueIn, sendSignal, suspendIfRunning } from './queries/durable-jobs.js';
 import { toInput } from './queries/enqueue-input.js';
@@ -252,6 +256,14 @@ export class SqlJobStore implements JobStore {
 
   getThroughput(params: GetThroughputParams): Promise<ThroughputBucket[]> {
     return getThroughput(this.#ctx, params);
+  }
+
+  getThroughputSummary(params: GetThroughputSummaryParams): Promise<SavedThroughputBucket[]> {
+    return getThroughputSummary(this.#ctx, params);
+  }
+
+  saveThroughputSummary(params: SaveThroughputSummaryParams): Promise<void> {
+    return saveThroughputSummary(this.#ctx, params);
   }
 
   deleteJob(params: { id: string }): Promise<{ job: JobRecord; deleted: boolean } | null> {

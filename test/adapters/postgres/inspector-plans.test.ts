@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-job-transitions.js';
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
+import { GET_THROUGHPUT_SUMMARY, SAVE_THROUGHPUT_SUMMARY } from '../../../src/adapters/sql/queries/throughput-summary.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
 import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
@@ -36,7 +37,17 @@ describePostgres('inspector reads: plans', (url) => {
     await pool.query(`
       insert into "${schema}".job_events (job_id, from_state, to_state, attempt, worker_id, at)
       select j.id, null, j.state, 1, 'w1', j.created_at from "${schema}".jobs j order by j.id`);
-    await settleStatistics(pool, schema, ['jobs', 'job_events']);
+    // Two weeks of minutes and of hours in the throughput summary, 5 queues each: far more
+    // than saves leave (they prune it to hours of minutes and a day of hours, a few hundred
+    // rows, which a scan reads as fast), so that the planner shows its choice.
+    await pool.query(`
+      insert into "${schema}".throughput_buckets (bucket_ms, bucket_start, queues)
+      select w.ms, date_trunc('hour', now()) - make_interval(secs => i * w.ms / 1000.0),
+        (select jsonb_agg(jsonb_build_object('queue', 'q' || n, 'completed', i, 'retried', 0, 'dead', 0, 'attempts', i,
+          'p50Ms', 40, 'p95Ms', 45, 'runTimes', jsonb_build_array(jsonb_build_array(43, i, 45)))) from generate_series(0, 4) n)
+      from (values (60000), (3600000)) w(ms)
+      cross join lateral generate_series(0, case when w.ms = 60000 then 20160 else 336 end) i`);
+    await settleStatistics(pool, schema, ['jobs', 'job_events', 'throughput_buckets']);
   });
 
   afterAll(async () => {
@@ -83,10 +94,46 @@ describePostgres('inspector reads: plans', (url) => {
   });
 
   it('throughput over time: the window of history through the BRIN index, each attempt\'s start through the job\'s own rows', async () => {
-    const text = await plan(GET_THROUGHPUT, [recent(), 60_000, 100_000]);
+    const text = await plan(GET_THROUGHPUT, [recent(), 60_000, 100_000, null]);
     expect(text).toContain('job_events_at_brin');
     expect(text).toContain('job_events_job_idx');
     expect(text).toContain('jobs_pkey');
     expect(text).not.toContain('Seq Scan');
+  });
+
+  it('throughput over a closed range: both of its ends in the BRIN index condition of the plan a connection keeps', async () => {
+    // The generic plan (made for any values, as a prepared statement's comes to be): an end
+    // that could be null must still bound the index scan, or an old range reads every newer page.
+    const { text } = buildStatement(GET_THROUGHPUT, sqlSchema(schema));
+    const client = await pool.connect();
+    try {
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query(`prepare closed_range as ${text}`);
+      const until = new Date(Date.now() - 300_000).toISOString();
+      const { rows } = await client.query(`explain (format json) execute closed_range('${recent()}', 60000, 100000, '${until}')`);
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      const brin = JSON.stringify(rows[0]['QUERY PLAN'], ['Plan', 'Plans', 'Index Name', 'Index Cond']);
+      expect(brin, brin).toMatch(/"Index Name":"job_events_at_brin","Index Cond":"\(\(at >= \$1\) AND \(at < COALESCE\(\$4, [^"]*\)\)\)"/);
+      expect(plan).not.toContain('Seq Scan');
+    } finally {
+      await client.query('deallocate closed_range');
+      await client.query('reset plan_cache_mode');
+      client.release();
+    }
+  });
+
+  it('the throughput summary: a window of minutes, of hours, and the save\'s prune, through its primary key', async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
+    const now = new Date().toISOString();
+    for (const [definition, values] of [
+      [GET_THROUGHPUT_SUMMARY, [60_000, hourAgo, now]],
+      [GET_THROUGHPUT_SUMMARY, [3_600_000, dayAgo, now]],
+      [SAVE_THROUGHPUT_SUMMARY, [60_000, '[]', new Date(Date.now() - 5 * 3_600_000).toISOString(), 1_000]],
+    ] as const) {
+      const text = await plan(definition, [...values]);
+      expect(text, text).toContain('throughput_buckets_pkey');
+      expect(text, text).not.toContain('Seq Scan');
+    }
   });
 });
