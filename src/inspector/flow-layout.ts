@@ -6,7 +6,9 @@
  *    from the left), ties by id;
  * 3. a layer wider than `maxPerLayer` shows its first jobs and folds the rest into one
  *    "more" node that takes their edges and counts their states;
- * 4. each column stacked and centred on the tallest.
+ * 4. each column stacked and centred on the tallest; an edge that skips layers runs through
+ *    a gap of each column it crosses, on a lane of its own (the gap widened to hold its
+ *    lanes), so that no edge passes under a box it does not connect.
  * A cycle cannot be stored (enqueueFlow refuses one), but were there one, its jobs would go
  * in a last layer rather than loop.
  */
@@ -116,30 +118,104 @@ export function layoutFlow<N extends { id: string }>(input: LayoutInput<N>): Flo
     return column;
   });
 
-  // 4. Coordinates: columns left to right, each centred on the tallest.
-  const { width: w, height: h, gapX, gapY, pad } = FLOW_NODE;
-  const tallest = Math.max(0, ...columns.map((c) => c.length));
-  const height = pad * 2 + Math.max(1, tallest) * h + Math.max(0, tallest - 1) * gapY;
+  // 4. Coordinates: columns left to right, each centred on the tallest. An edge that skips
+  //    layers passes each column it crosses through a gap between boxes (or above or below
+  //    them), on a lane of its own, never under a box; a gap widens to hold its lanes.
+  const { width: w, height: h, gapX, pad } = FLOW_NODE;
   const width = pad * 2 + Math.max(1, columns.length) * w + Math.max(0, columns.length - 1) * gapX;
-  const placed = new Map<string, PlacedNode<N>>();
-  columns.forEach((column, layer) => {
-    const columnHeight = column.length * h + Math.max(0, column.length - 1) * gapY;
-    const top = (height - columnHeight) / 2;
-    column.forEach((box, i) => placed.set(box.key, { ...box, x: pad + layer * (w + gapX), y: top + i * (h + gapY) }));
-  });
-
+  const columnX = (layer: number) => pad + layer * (w + gapX);
+  const noLanes = columns.map((column) => Array.from({ length: column.length + 1 }, () => 0));
+  const first = stack(columns, noLanes);
+  const drawn: Array<{ key: string; from: string; to: string; kind: string; gaps: number[] }> = [];
   const seen = new Set<string>();
-  const drawn: PlacedEdge[] = [];
   for (const e of edges) {
-    const from = placed.get(boxOf.get(e.from)!)!;
-    const to = placed.get(boxOf.get(e.to)!)!;
+    const from = first.placed.get(boxOf.get(e.from)!)!;
+    const to = first.placed.get(boxOf.get(e.to)!)!;
     const key = `${from.key}->${to.key}:${e.kind}`;
     if (from === to || seen.has(key)) continue;
     seen.add(key);
-    drawn.push({ from: from.key, to: to.key, kind: e.kind, d: curve(from, to) });
+    // The gap of each column crossed nearest the straight line from source to target.
+    const gaps: number[] = [];
+    for (let layer = from.layer + 1; layer < to.layer; layer++) {
+      const along = from.y + ((to.y - from.y) * (layer - from.layer)) / (to.layer - from.layer) + h / 2;
+      const middles = first.gaps[layer]!.map(([top, bottom]) => (top + bottom) / 2);
+      gaps.push(middles.reduce((best, y, i) => (Math.abs(y - along) < Math.abs(middles[best]! - along) ? i : best), 0));
+    }
+    drawn.push({ key, from: from.key, to: to.key, kind: e.kind, gaps });
   }
-  return { width, height, nodes: [...placed.values()], edges: drawn };
+  const lanes = columns.map((column) => Array.from({ length: column.length + 1 }, () => 0));
+  for (const edge of drawn) edge.gaps.forEach((gap, i) => (lanes[first.placed.get(edge.from)!.layer + 1 + i]![gap]! += 1));
+  const { placed, gaps, height } = stack(columns, lanes);
+
+  // Lanes, column by column from the left: in each gap, ordered by where their edges come
+  // from (then go to), so that edges sharing a gap do not cross in it.
+  const centre = (key: string) => placed.get(key)!.y + h / 2;
+  const ys = new Map(drawn.map((edge) => [edge, [centre(edge.from)]]));
+  for (let layer = 1; layer < columns.length; layer++) {
+    const inGap = new Map<number, typeof drawn>();
+    for (const edge of drawn) {
+      const gap = edge.gaps[layer - placed.get(edge.from)!.layer - 1];
+      if (gap !== undefined) inGap.set(gap, [...(inGap.get(gap) ?? []), edge]);
+    }
+    for (const [gap, here] of inGap) {
+      const [top, bottom] = gaps[layer]![gap]!;
+      here.sort((a, b) => ys.get(a)!.at(-1)! - ys.get(b)!.at(-1)! || centre(a.to) - centre(b.to) || (a.key < b.key ? -1 : 1));
+      here.forEach((edge, i) => ys.get(edge)!.push(top + ((bottom - top) * (i + 1)) / (here.length + 1)));
+    }
+  }
+
+  const routed: PlacedEdge[] = drawn.map((edge) => {
+    const from = placed.get(edge.from)!;
+    const to = placed.get(edge.to)!;
+    if (edge.gaps.length === 0) return { from: edge.from, to: edge.to, kind: edge.kind, d: curve(from, to) };
+    const points = ys.get(edge)!.slice(1).flatMap((y, i) => [
+      { x: columnX(from.layer + 1 + i), y },
+      { x: columnX(from.layer + 1 + i) + w, y },
+    ]);
+    return { from: edge.from, to: edge.to, kind: edge.kind, d: through(from, points, to) };
+  });
+  return { width, height, nodes: [...placed.values()], edges: routed };
 }
+
+/** Room for each lane an edge runs on, and between a lane and a box. */
+const LANE = 6;
+
+/**
+ * Each column stacked and centred on the tallest, its gaps widened for the lanes they hold
+ * (`lanes[layer][gap]`: gap 0 above the first box, gap i above box i, the last one below
+ * the last box). Returns where each box goes and each gap's band, [top, bottom], that its
+ * lanes share out; above and below a column, the band next to the box.
+ */
+function stack<N>(
+  columns: ReadonlyArray<ReadonlyArray<Omit<PlacedNode<N>, 'x' | 'y'>>>,
+  lanes: readonly number[][],
+): { placed: Map<string, PlacedNode<N>>; gaps: Array<Array<[number, number]>>; height: number } {
+  const { width: w, height: h, gapX, gapY, pad } = FLOW_NODE;
+  const band = (n: number) => Math.max(gapY, (n + 1) * LANE);
+  // Above and below a column, lanes take room only when they run there, and move its boxes
+  // only when the drawing has no room for them: the drawing grows by both sides, so that
+  // the column stays centred.
+  const outer = (n: number) => (n === 0 ? 0 : band(n));
+  const heights = columns.map((column, layer) => column.length * h + lanes[layer]!.slice(1, -1).reduce((sum, n) => sum + band(n), 0));
+  const needs = columns.map((_, layer) => heights[layer]! + 2 * Math.max(outer(lanes[layer]![0]!), outer(lanes[layer]!.at(-1)!)));
+  const height = pad * 2 + Math.max(h, ...needs);
+  const placed = new Map<string, PlacedNode<N>>();
+  const gaps = columns.map((column, layer) => {
+    const counts = lanes[layer]!;
+    let y = (height - heights[layer]!) / 2;
+    const bands: Array<[number, number]> = [[y - band(counts[0]!), y]];
+    column.forEach((box, i) => {
+      placed.set(box.key, { ...box, x: pad + layer * (w + gapX), y });
+      y += h;
+      bands.push([y, y + band(counts[i + 1]!)]);
+      y += band(counts[i + 1]!);
+    });
+    return bands;
+  });
+  return { placed, gaps, height };
+}
+
+const r = (n: number) => Math.round(n * 10) / 10;
 
 /** A cubic curve from the middle of one box's right side to the middle of the other's left. */
 function curve(from: { x: number; y: number }, to: { x: number; y: number }): string {
@@ -148,6 +224,20 @@ function curve(from: { x: number; y: number }, to: { x: number; y: number }): st
   const x2 = to.x;
   const y2 = to.y + FLOW_NODE.height / 2;
   const bend = Math.max(30, Math.abs(x2 - x1) / 2);
-  const r = (n: number) => Math.round(n * 10) / 10;
   return `M${r(x1)},${r(y1)} C${r(x1 + bend)},${r(y1)} ${r(x2 - bend)},${r(y2)} ${r(x2)},${r(y2)}`;
+}
+
+/** From one box to another through `points`, pairs that run straight across the columns in
+ *  between: a curve across each gap between columns (which holds no box), a line along each
+ *  column. */
+function through(from: { x: number; y: number }, points: ReadonlyArray<{ x: number; y: number }>, to: { x: number; y: number }): string {
+  const all = [{ x: from.x + FLOW_NODE.width, y: from.y + FLOW_NODE.height / 2 }, ...points, { x: to.x, y: to.y + FLOW_NODE.height / 2 }];
+  let d = `M${r(all[0]!.x)},${r(all[0]!.y)}`;
+  for (let i = 1; i < all.length; i++) {
+    const a = all[i - 1]!;
+    const b = all[i]!;
+    const bend = (b.x - a.x) / 2;
+    d += i % 2 === 1 ? ` C${r(a.x + bend)},${r(a.y)} ${r(b.x - bend)},${r(b.y)} ${r(b.x)},${r(b.y)}` : ` L${r(b.x)},${r(b.y)}`;
+  }
+  return d;
 }

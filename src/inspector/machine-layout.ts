@@ -11,7 +11,9 @@
  * 3. an edge spanning several layers passes through a chain of dummy points, one per layer,
  *    the first carrying its label;
  * 4. order within a layer by barycenter sweeps, then each column stacked and nudged toward
- *    its neighbours' heights.
+ *    its neighbours' heights;
+ * 5. edges drawn straight along columns and curved only across the gaps between them, which
+ *    hold no box; a back edge runs under the whole drawing, on a lane of its own.
  */
 import { allStates, type StateInfo } from './machine-graph.js';
 
@@ -128,7 +130,9 @@ const DUMMY_HEIGHT = 6;
 const COLUMN_GAP = 36;
 const ROW_GAP = 14;
 const MARGIN = 24;
-const BACK_EDGE_DROP = 40;
+/** Under the lowest box, the first back edge's lane; each next one lower, with room for its label. */
+const BACK_EDGE_DROP = 24;
+const BACK_EDGE_LANE = 22;
 
 /** A box in a column: a state, an edge's label, or a point an edge passes through. */
 interface Box {
@@ -188,15 +192,17 @@ export function layoutGraph(graph: FlatGraph): Layout {
     return { ...node, width: box.width, height: box.height, y: box.y, x: columnX[box.layer]! + (columnWidth[box.layer]! - box.width) / 2 };
   });
   const placed = new Map(nodes.map((node) => [node.key, node]));
+  const at: Columns = { x: columnX, width: columnWidth };
+  const bottom = Math.max(0, ...[...boxes.values()].map((box) => box.y + box.height));
+  const backEdges = graph.edges.filter((edge) => !chains.has(edgeKey(edge)));
   const edges = graph.edges.map((edge): PlacedEdge => {
     const chain = chains.get(edgeKey(edge));
-    return chain ? routeForward(edge, chain, boxes, placed, columnX, columnWidth) : routeBack(edge, placed);
+    return chain ? routeForward(edge, chain, boxes, placed, at) : routeBack(edge, backEdges.indexOf(edge), bottom, boxes, placed, at);
   });
 
-  const bottom = Math.max(0, ...[...boxes.values()].map((box) => box.y + box.height));
   return {
     width: Math.ceil(x - COLUMN_GAP + MARGIN),
-    height: Math.ceil(bottom + MARGIN + (back.size > 0 ? BACK_EDGE_DROP : 0)),
+    height: Math.ceil(bottom + MARGIN + (backEdges.length > 0 ? BACK_EDGE_DROP + (backEdges.length - 1) * BACK_EDGE_LANE : 0)),
     nodes,
     edges,
   };
@@ -301,60 +307,104 @@ function placeVertically(columns: string[][], boxes: Map<string, Box>, links: Re
   for (const box of boxes.values()) box.y += MARGIN - top;
 }
 
-function routeForward(
-  edge: FlatEdge,
-  chain: string[],
-  boxes: Map<string, Box>,
-  placed: Map<string, PlacedNode>,
-  columnX: number[],
-  columnWidth: number[],
-): PlacedEdge {
+/** Where the columns are: each one's left x and width. */
+interface Columns {
+  x: number[];
+  width: number[];
+}
+
+function routeForward(edge: FlatEdge, chain: string[], boxes: Map<string, Box>, placed: Map<string, PlacedNode>, columns: Columns): PlacedEdge {
   const source = placed.get(edge.source)!;
   const target = placed.get(edge.target)!;
+  const left = (id: string) => columns.x[boxes.get(id)!.layer]!;
+  const right = (id: string) => left(id) + columns.width[boxes.get(id)!.layer]!;
+  // Pairs of points along a column (straight), curves across the gaps between columns, which
+  // hold no box. A state narrower than its column is reached along the column too, not by a
+  // curve through the corner of a wider box above or below it.
+  const sy = source.y + source.height / 2;
+  const ty = target.y + target.height / 2;
+  const points: Array<[number, number]> = [
+    [source.x + source.width, sy],
+    [right(edge.source), sy],
+  ];
   // The line runs along the bottom of its label box and straight through dummy points.
-  const points: Array<[number, number]> = [[source.x + source.width, source.y + source.height / 2]];
   let labelX = 0;
   let labelY = 0;
   for (const id of chain.slice(1, -1)) {
     const box = boxes.get(id)!;
     const y = box.height === LABEL_HEIGHT ? box.y + box.height : box.y + box.height / 2;
-    const left = columnX[box.layer]!;
-    const right = left + columnWidth[box.layer]!;
     if (box.height === LABEL_HEIGHT) {
-      labelX = left + (columnWidth[box.layer]! - box.width) / 2 + 4;
+      labelX = left(id) + (columns.width[box.layer]! - box.width) / 2 + 4;
       labelY = y - 4;
     }
-    points.push([left, y], [right, y]);
+    points.push([left(id), y], [right(id), y]);
   }
-  points.push([target.x, target.y + target.height / 2]);
+  points.push([left(edge.target), ty], [target.x, ty]);
   let d = `M${round(points[0]![0])},${round(points[0]![1])}`;
   for (let i = 1; i < points.length; i++) {
     const [x0, y0] = points[i - 1]!;
     const [x1, y1] = points[i]!;
-    // Odd steps cross a gap between columns (a curve), even ones run along a column (straight).
-    if (i % 2 === 1) {
+    if (i % 2 === 0) {
       const bend = (x1 - x0) / 2;
       d += ` C${round(x0 + bend)},${round(y0)} ${round(x1 - bend)},${round(y1)} ${round(x1)},${round(y1)}`;
-    } else {
+    } else if (x1 !== x0) {
       d += ` L${round(x1)},${round(y1)}`;
     }
   }
   return { ...edge, back: false, d, labelX: round(labelX), labelY: round(labelY) };
 }
 
-function routeBack(edge: FlatEdge, placed: Map<string, PlacedNode>): PlacedEdge {
+/**
+ * An edge against the flow (closing a cycle), on a lane of its own under the whole drawing:
+ * out of its source's left side, down the gap before the source's column, left under every
+ * box, up the gap after the target's column, into the target's right side. Its ends sit
+ * low on those sides, apart from the forward edges, which meet a state at mid-height.
+ */
+function routeBack(edge: FlatEdge, lane: number, bottom: number, boxes: Map<string, Box>, placed: Map<string, PlacedNode>, columns: Columns): PlacedEdge {
   const s = placed.get(edge.source)!;
   const t = placed.get(edge.target)!;
-  const sx = s.x + s.width / 2;
-  const tx = t.x + t.width / 2;
-  const low = Math.max(s.y + s.height, t.y + t.height) + BACK_EDGE_DROP;
+  const sourceLayer = boxes.get(edge.source)!.layer;
+  const targetLayer = boxes.get(edge.target)!.layer;
+  // Deeper lanes rise nearer their columns, so that lanes do not cross each other.
+  const shift = Math.min(lane * 4, COLUMN_GAP / 2 - 4);
+  const down = columns.x[sourceLayer]! - COLUMN_GAP / 2 + shift;
+  const up = columns.x[targetLayer]! + columns.width[targetLayer]! + COLUMN_GAP / 2 - shift;
+  const low = bottom + BACK_EDGE_DROP + lane * BACK_EDGE_LANE;
+  const sy = s.y + (s.height * 3) / 4;
+  const ty = t.y + (t.height * 3) / 4;
+  const d = rounded([
+    [s.x, sy],
+    [down, sy],
+    [down, low],
+    [up, low],
+    [up, ty],
+    [t.x + t.width, ty],
+  ]);
   return {
     ...edge,
     back: true,
-    d: `M${round(sx)},${round(s.y + s.height)} C${round(sx)},${round(low)} ${round(tx)},${round(low)} ${round(tx)},${round(t.y + t.height)}`,
-    labelX: round((sx + tx) / 2 - (labelText(edge).length * LABEL_CHAR_WIDTH) / 2),
-    labelY: round(low - 8),
+    d,
+    labelX: round((down + up) / 2 - (labelText(edge).length * LABEL_CHAR_WIDTH) / 2),
+    labelY: round(low - 4),
   };
+}
+
+/** A path along straight segments, its corners rounded. */
+function rounded(points: ReadonlyArray<readonly [number, number]>, radius = 8): string {
+  let d = `M${round(points[0]![0])},${round(points[0]![1])}`;
+  for (let i = 1; i < points.length - 1; i++) {
+    const [px, py] = points[i - 1]!;
+    const [x, y] = points[i]!;
+    const [nx, ny] = points[i + 1]!;
+    const r = Math.min(radius, Math.hypot(x - px, y - py) / 2, Math.hypot(nx - x, ny - y) / 2);
+    const toward = (fx: number, fy: number) => {
+      const length = Math.hypot(fx - x, fy - y) || 1;
+      return `${round(x + ((fx - x) * r) / length)},${round(y + ((fy - y) * r) / length)}`;
+    };
+    d += ` L${toward(px, py)} Q${round(x)},${round(y)} ${toward(nx, ny)}`;
+  }
+  const [lx, ly] = points[points.length - 1]!;
+  return `${d} L${round(lx)},${round(ly)}`;
 }
 
 function round(n: number): number {

@@ -1,7 +1,9 @@
 /**
  * The user's view of the job machine as an SVG: the states a user names, the edges between them
  * in words, and (given a story) the job's steps drawn on it in order: each step numbered, its
- * edge in its attempt's colour, the way back from retrying to running drawn as its own edge.
+ * edge in its attempt's colour (one line per attempt beside each other where several took an
+ * edge, the numbers painted over everything), the way back from retrying to running drawn as
+ * its own edge.
  * Fixed positions: nine states read better placed by hand than by a layout engine. Labels are
  * placed where they meet no state, step number or other label (label-place.ts). Drawn at a
  * legible size whatever the width; the page scrolls it rather than shrinking it.
@@ -16,6 +18,11 @@ const WIDTH = 1000;
 const HEIGHT = 500;
 const LABEL_SIZE = 13;
 const STEP_R = 12;
+const STEP_LINE = 3.5;
+/** Between the lines of the attempts that took one edge: a line's width and a hairline, so
+ *  each shows whole and apart; closer when many attempts took it, so the band stays narrow. */
+const STRAND_GAP = STEP_LINE + 1;
+const STRAND_BAND = 16;
 
 /** Finals on the right; the loops a job can go round (snoozed, retrying) above and below running. */
 const POSITION: Record<StoryState, { x: number; y: number }> = {
@@ -70,8 +77,10 @@ interface Curve {
   length: number;
 }
 
-/** A quadratic curve between the two boxes' borders, bent sideways by `bend` pixels. */
-function curve(from: StoryState, to: StoryState, bend = 0): Curve {
+/** A quadratic curve between the two boxes' borders, bent sideways by `bend` pixels, or the
+ *  curve that runs `offset` pixels beside it (along the normal): one attempt's line of an edge
+ *  several attempts took. */
+function curve(from: StoryState, to: StoryState, bend = 0, offset = 0): Curve {
   const a = POSITION[from];
   const b = POSITION[to];
   const dx = b.x - a.x;
@@ -85,24 +94,50 @@ function curve(from: StoryState, to: StoryState, bend = 0): Curve {
     const scale = Math.min(Math.abs(NODE_W / 2 / (vx || 1e-9)), Math.abs(NODE_H / 2 / (vy || 1e-9)));
     return { x: p.x + vx * scale, y: p.y + vy * scale };
   };
-  const start = clip(a, c);
-  const end = clip(b, c);
+  const [start, control, end] = beside(clip(a, c), c, clip(b, c), offset);
   const point = (t: number) => ({
-    x: (1 - t) ** 2 * start.x + 2 * (1 - t) * t * c.x + t ** 2 * end.x,
-    y: (1 - t) ** 2 * start.y + 2 * (1 - t) * t * c.y + t ** 2 * end.y,
+    x: (1 - t) ** 2 * start.x + 2 * (1 - t) * t * control.x + t ** 2 * end.x,
+    y: (1 - t) ** 2 * start.y + 2 * (1 - t) * t * control.y + t ** 2 * end.y,
   });
   const r = (n: number) => Math.round(n * 10) / 10;
   return {
-    d: `M${r(start.x)},${r(start.y)} Q${r(c.x)},${r(c.y)} ${r(end.x)},${r(end.y)}`,
+    d: `M${r(start.x)},${r(start.y)} Q${r(control.x)},${r(control.y)} ${r(end.x)},${r(end.y)}`,
     normal: { x: nx, y: ny },
     at: point,
-    length: Math.hypot(c.x - start.x, c.y - start.y) + Math.hypot(end.x - c.x, end.y - c.y),
+    length: Math.hypot(control.x - start.x, control.y - start.y) + Math.hypot(end.x - control.x, end.y - control.y),
   };
+}
+
+/** A quadratic curve moved `offset` pixels sideways: each end along its own tangent's normal,
+ *  the control point where the two moved tangents meet, so the two curves stay about
+ *  `offset` apart all along (Tiller and Hanson's offset of a control polygon). */
+function beside(start: Point, c: Point, end: Point, offset: number): [Point, Point, Point] {
+  if (offset === 0) return [start, c, end];
+  const unitNormal = (p: Point, q: Point) => {
+    const length = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+    return { x: -(q.y - p.y) / length, y: (q.x - p.x) / length };
+  };
+  const n0 = unitNormal(start, c);
+  const n1 = unitNormal(c, end);
+  const k = offset / (1 + n0.x * n1.x + n0.y * n1.y);
+  return [
+    { x: start.x + n0.x * offset, y: start.y + n0.y * offset },
+    { x: c.x + (n0.x + n1.x) * k, y: c.y + (n0.y + n1.y) * k },
+    { x: end.x + n1.x * offset, y: end.y + n1.y * offset },
+  ];
 }
 
 function nodeBox(state: StoryState, pad = 4): Box {
   const { x, y } = POSITION[state];
   return { x: x - NODE_W / 2 - pad, y: y - NODE_H / 2 - pad, width: NODE_W + 2 * pad, height: NODE_H + 2 * pad };
+}
+
+/** How far beside its edge an attempt's line runs, the attempts in the order they took it,
+ *  centred on the edge. */
+function strandOffset(attempts: readonly number[], attempt: number): number {
+  if (attempts.length < 2) return 0;
+  const gap = Math.min(STRAND_GAP, STRAND_BAND / (attempts.length - 1));
+  return (attempts.indexOf(attempt) - (attempts.length - 1) / 2) * gap;
 }
 
 const f = (n: number) => n.toFixed(1);
@@ -115,25 +150,43 @@ export function renderStorySvg(story: JobStory | null): string {
   );
   const taken = new Set((story?.steps ?? []).map((s) => `${s.from}->${s.to}`));
   // The job's steps first: their numbers are fixed on their edges, and labels keep off them.
-  const steps: string[] = [];
+  // Lines and numbers go apart: all the lines under the states, all the numbers over
+  // everything, so that a later step on the same edge never hides an earlier one's number.
+  const stepLines: string[] = [];
+  const stepMarkers: string[] = [];
   const stepBoxes: Box[] = [];
   const drawn = new Map<string, number>();
   const lines: Point[] = [];
+  // An edge several attempts took: one line per attempt, side by side, so every attempt's
+  // colour shows along the whole edge (and one attempt's way round can be followed by colour).
+  const attemptsOn = new Map<string, number[]>();
+  for (const step of story?.steps ?? []) {
+    const key = `${step.from}->${step.to}`;
+    const attempts = attemptsOn.get(key) ?? [];
+    if (!attempts.includes(step.attempt)) attempts.push(step.attempt);
+    attemptsOn.set(key, attempts);
+  }
   for (const step of story?.steps ?? []) {
     if (step.from === null) continue;
     const key = `${step.from}->${step.to}`;
     const known = EDGES.find((e) => e.from === step.from && e.to === step.to);
     const times = drawn.get(key) ?? 0;
     drawn.set(key, times + 1);
-    // An edge the view does not draw (retried by hand, cancelled while retrying): a dashed one.
-    const c = curve(step.from, step.to, known?.bend ?? (times + 1) * 25);
+    // An edge the view does not draw (retried by hand, cancelled while retrying): a dashed one,
+    // bent further each time it is taken.
+    const c = known
+      ? curve(step.from, step.to, known.bend, strandOffset(attemptsOn.get(key)!, step.attempt))
+      : curve(step.from, step.to, (times + 1) * 25);
     if (!known) lines.push(...samplePoints(c.at, c.length));
     const p = c.at(Math.min(0.85, 0.25 + times * 0.3));
     stepBoxes.push({ x: p.x - STEP_R - 2, y: p.y - STEP_R - 2, width: 2 * STEP_R + 4, height: 2 * STEP_R + 4 });
     const color = attemptColor(step.attempt);
-    steps.push(
-      `<g class="step" data-step="${step.n}" data-attempt="${step.attempt}" data-edge="${key}">` +
-        `<path d="${c.d}" fill="none" stroke="${color}" stroke-width="3.5" stroke-opacity="0.85"${known ? '' : ' stroke-dasharray="6 4"'}/>` +
+    const data = `data-step="${step.n}" data-attempt="${step.attempt}" data-edge="${key}"`;
+    stepLines.push(
+      `<path class="step-line" ${data} d="${c.d}" fill="none" stroke="${color}" stroke-width="${STEP_LINE}" stroke-opacity="0.85"${known ? '' : ' stroke-dasharray="6 4"'}/>`,
+    );
+    stepMarkers.push(
+      `<g class="step" ${data}>` +
         `<circle cx="${f(p.x)}" cy="${f(p.y)}" r="${STEP_R}" fill="${color}"/>` +
         `<text x="${f(p.x)}" y="${f(p.y + 5)}" text-anchor="middle" fill="#ffffff" font-size="13" font-weight="700">${step.n}</text>` +
         `<title>${escapeXml(`step ${step.n}, attempt ${step.attempt}: ${step.label}`)}</title></g>`,
@@ -158,7 +211,7 @@ export function renderStorySvg(story: JobStory | null): string {
         `<text class="label" x="${f(spot.x)}" y="${f(spot.y)}" text-anchor="${spot.anchor}" fill="#57606a" font-size="${LABEL_SIZE}">${text}</text></g>`,
     );
   });
-  parts.push(...steps);
+  parts.push(...stepLines);
   const visited = new Set((story?.steps ?? []).map((s) => s.to));
   for (const state of Object.keys(POSITION) as StoryState[]) {
     const { x, y } = POSITION[state];
@@ -171,6 +224,7 @@ export function renderStorySvg(story: JobStory | null): string {
         `<text x="${x}" y="${y + 5}" text-anchor="middle" fill="#1f2328" font-size="15"${isCurrent ? ' font-weight="700"' : ''}>${state}</text></g>`,
     );
   }
+  parts.push(...stepMarkers);
   parts.push('</svg>');
   return parts.join('\n');
 }

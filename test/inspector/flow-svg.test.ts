@@ -3,6 +3,7 @@
  * layers folded, the same picture every time), the SVG (a box per job coloured by state,
  * linking to its page, every name escaped) and the API routes that serve both.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import type { FlowRecord, JobDependency } from '../../src/adapters/store.js';
@@ -10,9 +11,25 @@ import { FLOW_NODE, layoutFlow } from '../../src/inspector/flow-layout.js';
 import { FLOW_STATE_COLORS, renderFlowSvg } from '../../src/inspector/flow-svg.js';
 import { startInspector } from '../../src/inspector/index.js';
 import { defineFlow, defineQueue, enqueueFlow, flowJob, type Job, type JobRecord, type JobState } from '../../src/index.js';
+import { inBox, samplePath } from '../support/svg-geometry.js';
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i + 1) }));
 const edge = (from: string, to: string) => ({ from, to, kind: 'parent' });
+
+/** Each edge of a layout that passes through (or within 2 px of) a box it does not connect,
+ *  or leaves the drawing, in words. */
+function edgesOverBoxes(layout: ReturnType<typeof layoutFlow>): string[] {
+  const found: string[] = [];
+  for (const e of layout.edges) {
+    const points = samplePath(e.d);
+    if (points.some((p) => !inBox(p, { x: 0, y: 0, width: layout.width, height: layout.height }, 0.01))) found.push(`${e.from}->${e.to} leaves the drawing`);
+    for (const n of layout.nodes) {
+      if (n.key === e.from || n.key === e.to) continue;
+      if (points.some((p) => inBox(p, { x: n.x, y: n.y, width: FLOW_NODE.width, height: FLOW_NODE.height }, 2))) found.push(`${e.from}->${e.to} through ${n.key}`);
+    }
+  }
+  return found;
+}
 
 describe('layoutFlow', () => {
   it('puts each job one layer right of its deepest parent, and orders a layer by its parents', () => {
@@ -33,6 +50,39 @@ describe('layoutFlow', () => {
     expect(layout.edges.map((e) => `${e.from}->${e.to}`)).toEqual(['1->2', '2->4', '1->4', '1->3', '3->6']);
   });
 
+  it('routes an edge that skips layers between the boxes of the layers it crosses, never under one', () => {
+    // The nine-job flow of docs/diagram-layout-trial.md: 1 fetch, 2 schema, 3 clean, 4 geocode,
+    // 5 thumbnails, 6 merge, 7 publish, 8 notify, 9 audit; fetch → notify skips three layers,
+    // thumbnails → publish one.
+    const etl = [
+      edge('1', '4'), edge('1', '5'), edge('1', '3'), edge('2', '3'), edge('2', '9'), edge('4', '6'),
+      edge('3', '6'), edge('6', '7'), edge('5', '7'), edge('7', '8'), edge('1', '8'),
+    ];
+    expect(edgesOverBoxes(layoutFlow({ nodes: ids(9), edges: etl }))).toEqual([]);
+  });
+
+  it('keeps every edge of any DAG off the boxes it does not connect, folded layers too', () => {
+    const dag = fc
+      .integer({ min: 2, max: 24 })
+      .chain((n) =>
+        fc.record({
+          n: fc.constant(n),
+          edges: fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n })).filter(([a, b]) => a < b), {
+            maxLength: 3 * n,
+            selector: ([a, b]) => `${a}-${b}`,
+          }),
+          maxPerLayer: fc.integer({ min: 2, max: 8 }),
+        }),
+      );
+    fc.assert(
+      fc.property(dag, ({ n, edges, maxPerLayer }) => {
+        const layout = layoutFlow({ nodes: ids(n), edges: edges.map(([a, b]) => edge(String(a), String(b))), maxPerLayer });
+        expect(edgesOverBoxes(layout)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('orders a layer by its parents’ positions, not by id', () => {
     // 1 and 2 are roots; 3 waits for 2, 4 waits for 1: 4 goes above 3.
     const layout = layoutFlow({ nodes: ids(4), edges: [edge('2', '3'), edge('1', '4')] });
@@ -46,6 +96,8 @@ describe('layoutFlow', () => {
     const two = layoutFlow({ nodes: ids(5), edges: [...edges].reverse() });
     const positions = (l: typeof one) => Object.fromEntries(l.nodes.map((n) => [n.key, [n.x, n.y]]));
     expect(positions(two)).toEqual(positions(one));
+    const paths = (l: typeof one) => Object.fromEntries(l.edges.map((e) => [`${e.from}->${e.to}`, e.d]));
+    expect(paths(two)).toEqual(paths(one));
     expect(layoutFlow({ nodes: ids(5), edges })).toEqual(one);
   });
 

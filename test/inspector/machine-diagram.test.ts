@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { DIAGRAM_FORMATS, machineDiagram, MACHINES, toMachineJson, toMermaid } from '../../src/inspector/diagram.js';
 import { describeMachine } from '../../src/inspector/machine-graph.js';
-import { renderMachineSvg } from '../../src/inspector/machine-svg.js';
+import { layoutMachine, renderMachineSvg } from '../../src/inspector/machine-svg.js';
 import { jobMachine } from '../../src/machines/job-machine.js';
+import { inBox, samplePath } from '../support/svg-geometry.js';
 
 /** Every `a --> b` of a Mermaid text, as [a, b]. */
 function arrows(mermaid: string): Array<[string, string]> {
@@ -122,6 +123,24 @@ describe('renderMachineSvg', () => {
     expect(svg).toContain('&lt;go &amp; &quot;run&quot;&gt;');
     expect(svg).not.toContain('<go');
     expect(svg).not.toMatch(/<style|<script|style="/);
+  });
+
+  it.each(['job', 'supervisor'] as const)('draws no edge of the %s machine through a state it does not connect', (name) => {
+    const layout = layoutMachine(MACHINES[name]);
+    const found: string[] = [];
+    for (const edge of layout.edges) {
+      const points = samplePath(edge.d);
+      for (const node of layout.nodes) {
+        if (node.key === edge.source || node.key === edge.target) continue;
+        if (points.some((p) => inBox(p, node, 2))) found.push(`${edge.source}->${edge.target} through ${node.key}`);
+      }
+      // Its ends touch the states it connects.
+      const [start, end] = [points[0]!, points.at(-1)!];
+      const byKey = new Map(layout.nodes.map((node) => [node.key, node]));
+      expect(inBox(start, byKey.get(edge.source)!, 0.5), `${edge.source}->${edge.target} starts on ${edge.source}`).toBe(true);
+      expect(inBox(end, byKey.get(edge.target)!, 0.5), `${edge.source}->${edge.target} ends on ${edge.target}`).toBe(true);
+    }
+    expect(found).toEqual([]);
   });
 
   it('marks the states and edges of a path, and the current state', () => {
