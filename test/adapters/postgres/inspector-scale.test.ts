@@ -103,6 +103,26 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     expectIndexed(await plan(definition, values), index);
   });
 
+  it('a read whose estimated cost passes jit_above_cost here runs with JIT off: compiling cost the backlogs read 0.45-0.85 s', async () => {
+    const { rows } = await pool.query(`select current_setting('jit_above_cost')::float8 as threshold`);
+    for (const definition of [GET_QUEUE_BACKLOGS, WINDOW, RUNNING, UNHAPPY, BY_UNIQUE_KEY, GROUP_DEAD_JOBS, EVENTS_AFTER, COUNT_JOB_TRANSITIONS, GET_THROUGHPUT]) {
+      const { text } = buildStatement(definition, sqlSchema(schema));
+      const params = (text.match(/\$\d+/g) ?? []).reduce((n, p) => Math.max(n, Number(p.slice(1))), 0);
+      const generic = await pool.connect();
+      try {
+        // The generic plan's estimate (nulls for every parameter), as a prepared statement's.
+        await generic.query('set plan_cache_mode = force_generic_plan');
+        await generic.query(`prepare jit_probe as ${text}`);
+        const { rows: explained } = await generic.query(`explain (format json) execute jit_probe(${Array(params).fill('null').join(', ')})`);
+        const cost = explained[0]['QUERY PLAN'][0].Plan['Total Cost'] as number;
+        if (cost > rows[0].threshold) expect(definition.indexScansOnly, `${definition.key} costs ${cost}`).toBe(true);
+      } finally {
+        await generic.query('deallocate all; reset plan_cache_mode');
+        generic.release();
+      }
+    }
+  });
+
   it('throughput: the last minutes of history through the BRIN index, jobs by primary key', async () => {
     for (const [definition, values] of [
       [COUNT_JOB_TRANSITIONS, [recent(), 60_000, 100_000]],

@@ -75,6 +75,10 @@ select u.queue, u.state,
   null
 from unhappy_queues u where u.queue is not null
 `,
+  // Its estimated cost (the per-queue subqueries, guessed at a full count each) passes
+  // jit_above_cost on a large table, and JIT compiling it took 0.45-0.85 s of a read that
+  // runs in 26 ms (1,000,000 jobs): the first /api/queues of every fresh inspector.
+  { indexScansOnly: true },
 );
 
 const DEFAULT_MAX_COUNT = 10_000;
