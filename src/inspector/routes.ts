@@ -35,8 +35,24 @@ export function info(ctx: ReadContext) {
     actions: ctx.actionsEnabled,
     states: JOB_STATES,
     supervisor: ctx.supervisor ? { workerId: ctx.supervisor.workerId } : null,
-    /** The queues the enqueue form knows, with their kinds; null: any queue the store's jobs use. */
-    queues: ctx.queues ? ctx.queues.map((q) => ({ name: q.name, kinds: Object.keys(q.handlers) })) : null,
+    /** The queues the enqueue form knows, with their kinds and the limits their definitions
+     *  set (a queue's page shows them); null: any queue the store's jobs use. */
+    queues: ctx.queues ? ctx.queues.map((q) => ({ name: q.name, kinds: Object.keys(q.handlers), limits: queueLimits(q) })) : null,
+  };
+}
+
+/** What a queue's definition limits, as its page shows them. */
+function queueLimits(queue: Queue) {
+  const { concurrency, perKeyConcurrency, rateLimit, gate, maxAttempts, deadlineMs, leaseMs, fairShare } = queue.settings;
+  return {
+    concurrency,
+    perKeyConcurrency,
+    rateLimit: rateLimit ?? null,
+    gate: gate ?? null,
+    maxAttempts,
+    deadlineMs,
+    leaseMs,
+    fairShare: fairShare !== null,
   };
 }
 

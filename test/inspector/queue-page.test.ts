@@ -110,4 +110,40 @@ describeBrowser('inspector page: a queue and its dead jobs by error', (session) 
     expect((await fetch(`${inspector.url}api/queues/${encodeURIComponent('no good')}/dead-groups`)).status).toBe(400);
     expect(await (await fetch(`${inspector.url}api/queues/mail/dead-groups`)).json()).toEqual({ groups: [], examined: 0, partial: false });
   });
+
+  it('shows what the queue completed in the last hour, its throughput charts, and the limits its definition sets', async () => {
+    const store = memoryStore();
+    const reports = defineQueue('reports', {
+      concurrency: 3,
+      perKeyConcurrency: 2,
+      rateLimit: { max: 10, intervalMs: 60_000 },
+      maxAttempts: 4,
+      deadlineMs: 30_000,
+      handlers: { build: async () => null },
+    });
+    for (let i = 0; i < 4; i++) await reports.enqueue(store, 'build', {});
+    const supervisor = session.supervisor({ store, queues: [reports], pollIntervalMs: 20 });
+    await supervisor.start();
+    await expect.poll(async () => (await store.countJobsUpTo({ queue: 'reports', state: 'completed', max: 10 })).count, WAIT).toBe(4);
+    await store.enqueueJobs({ jobs: [{ queue: 'unknown', kind: 'k', payload: {}, maxAttempts: 1 }] });
+
+    const inspector = await session.startInspector({ store, port: 0, queues: [reports] });
+    page = await session.newPage();
+    await page.goto(`${inspector.url}#/queues/reports`);
+    await page.locator('#queue-completed-hour', { hasText: /^4$/ }).waitFor(WAIT);
+    const bars = page.locator('#queue-throughput svg.tp-chart g.tp-bucket');
+    await bars.first().waitFor(WAIT);
+    const completed = await bars.evaluateAll((gs) => gs.reduce((sum, g) => sum + Number(g.getAttribute('data-completed') ?? 0), 0));
+    expect(completed).toBe(4);
+    expect(await page.textContent('#queue-limits')).toBe(
+      'limits: concurrency 3 per worker, 2 per concurrency key, at most 10 starts per 1 min 0 s, 4 attempts, deadline 30 s, lease 2 min 0 s',
+    );
+
+    // A queue the inspector was not given: no limits to show, and an idle chart.
+    await page.goto(`${inspector.url}#/queues/unknown`);
+    await page.locator('#queue-name', { hasText: 'unknown' }).waitFor(WAIT);
+    await page.locator('#queue-limits', { hasText: 'as its workers define them' }).waitFor(WAIT);
+    await page.locator('#queue-throughput td.tp-idle').waitFor(WAIT);
+    expect(await page.textContent('#queue-completed-hour')).toBe('0');
+  });
 });

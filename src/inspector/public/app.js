@@ -279,15 +279,31 @@ function queueButton(q) {
 
 const COUNTED_STATES = ['pending', 'retrying', 'running', 'waiting', 'sleeping', 'dead', 'skipped', 'cancelled'];
 
-/** A queue's own page (#/queues/<name>): its counts, pause or resume, its dead jobs by error. */
+/** A queue definition's limits as one line: concurrency, per key, rate, gate, attempts, deadline. */
+function limitsText(limits) {
+  const parts = [`concurrency ${limits.concurrency} per worker`];
+  parts.push(`${limits.perKeyConcurrency} per concurrency key`);
+  if (limits.rateLimit) parts.push(`at most ${limits.rateLimit.max} starts per ${duration(limits.rateLimit.intervalMs)}`);
+  if (limits.gate) parts.push(`gate "${limits.gate}"`);
+  if (limits.fairShare) parts.push('fair share across tenants');
+  parts.push(`${limits.maxAttempts} attempt${limits.maxAttempts === 1 ? '' : 's'}`);
+  parts.push(limits.deadlineMs === null ? 'no deadline' : `deadline ${duration(limits.deadlineMs)}`);
+  parts.push(`lease ${duration(limits.leaseMs)}`);
+  return `limits: ${parts.join(', ')}`;
+}
+
+/** A queue's own page (#/queues/<name>): its counts and limits, its throughput over the last
+ *  hour, pause or resume, its dead jobs by error. */
 async function loadQueue(name) {
-  const [view, dead, tenants] = await Promise.all([
+  const [view, dead, tenants, throughput] = await Promise.all([
     api('/api/queues'),
     api(`/api/queues/${encodeURIComponent(name)}/dead-groups`),
     api(`/api/queues/${encodeURIComponent(name)}/tenants`),
+    api('/api/throughput?window=1h'),
   ]);
   if (state.queueName !== name) return;
   const q = view.queues.find((queue) => queue.queue === name);
+  const series = throughput.queues.find((queue) => queue.queue === name);
   $('#queue-name').textContent = name;
   $('#queue-jobs').href = `/?queue=${encodeURIComponent(name)}`;
   $('#queue-status').replaceChildren(q && q.pausedAt ? el('span', { class: 'state paused', title: `paused since ${fullTime(q.pausedAt)}` }, 'paused') : el('span', { class: 'state active' }, 'active'));
@@ -301,7 +317,17 @@ async function loadQueue(name) {
       {},
       ...COUNTED_STATES.map((s) => el('td', { class: `num ${q && q.counts[s] > 0 ? s : ''}` }, filter(s))),
       el('td', { title: q && q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, !q || q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
+      el('td', { class: 'num', id: 'queue-completed-hour' }, series ? String(series.completed.reduce((a, b) => a + b, 0)) : '0'),
     ),
+  );
+  $('#queue-throughput tbody').replaceChildren(
+    series && [...series.completed, ...series.failed, ...series.attempts].some((n) => n > 0)
+      ? el('tr', {}, el('td', { class: 'tp-cell' }, jobsChart(series, throughput, 'min')), el('td', { class: 'tp-cell' }, runTimeChart(series, throughput)))
+      : el('tr', {}, el('td', { colspan: 2, class: 'muted tp-idle' }, 'idle: nothing ended in the last hour')),
+  );
+  const known = state.info.queues && state.info.queues.find((queue) => queue.name === name);
+  $('#queue-limits').replaceChildren(
+    known ? limitsText(known.limits) : el('span', { class: 'muted' }, 'limits: as its workers define them (start the inspector with its queues to show them here)'),
   );
   const rows = dead.groups.map((group) =>
     el(
@@ -331,7 +357,6 @@ async function loadQueue(name) {
   );
   $('#tenants-note').textContent = `claims go round-robin across them${tenants.partial ? '; counted in the first 10,000 jobs only' : ''}`;
   $('#enqueue').hidden = !state.info.actions;
-  const known = state.info.queues && state.info.queues.find((queue) => queue.name === name);
   $('#enqueue-kinds').replaceChildren(...(known ? known.kinds : []).map((kind) => el('option', { value: kind })));
   $('#dead-groups-note').textContent = dead.partial
     ? `the newest ${dead.examined} dead jobs, grouped; older ones are not counted`
