@@ -475,7 +475,7 @@ function keysSection(r: KeysResults): string[] {
     );
   }
   lines.push(
-    "A debounced enqueue is one `INSERT … ON CONFLICT DO UPDATE` through `enqueue_keyed` (migration 0019), against the plain statement's `INSERT`. What the fair claim adds to a claim is nothing in its plan (the first n entries of jobs_fair_claim_idx, as the plain claim reads jobs_claim_idx; test/adapters/postgres/postgres-store.test.ts checks both plans); what fair share costs is at enqueue: each job takes its tenant's rank (a probe of the queue's frontier and an upsert of the tenant's row, `next_fair_rank`) and goes in row by row through `enqueue_keyed`.",
+    "A debounced enqueue is one `INSERT … ON CONFLICT DO UPDATE` through `enqueue_keyed` (migration 0019), against the plain statement's `INSERT`. What the fair claim adds to a claim is nothing in its plan (the first n entries of jobs_fair_claim_idx, as the plain claim reads jobs_claim_idx; test/adapters/postgres/postgres-store.test.ts checks both plans); what fair share costs is at enqueue: each job takes its tenant's rank. A bulk enqueue (migration 0028, `enqueue_fair_jobs`) is one statement as a plain one: the queue's frontier read once, one write of each tenant's row for all of its jobs in the call (`next_fair_ranks`), one `INSERT` of the jobs; a single enqueue goes through `enqueue_keyed` (`next_fair_rank`: the frontier's probe, the tenant's row, the job).",
     '',
   );
   return lines;
