@@ -273,6 +273,16 @@ export function describeKeysConformance(current: () => { store: JobStore; clock:
       expect((await claim()).map((job) => job.id)).toEqual([plain!.job.id]);
     });
 
+    it('a ranked job with a unique key, in a call beside a debounced one, is ranked as any other', async () => {
+      await enqueueFor('a', 3);
+      await enqueue(
+        { payload: { t: 'b' }, fairShare: { tenant: 'b', weight: 1 }, uniqueKey: 'u1' },
+        { payload: { t: 'b' }, fairShare: { tenant: 'b', weight: 1 }, uniqueKey: 'u2' },
+        { queue: 'other', debounce: { key: 'd', delayMs: 1_000 } },
+      );
+      expect(tenantOf(await fairClaim(4))).toEqual(['a', 'b', 'a', 'b']);
+    });
+
     it('a ranked job asleep holds the frontier as one waiting: a new tenant joins at its rank', async () => {
       await enqueueFor('a', 3);
       const [first] = await fairClaim(1);

@@ -17,16 +17,20 @@ create index jobs_fair_sleeping_idx on :JOBVISOR_SCHEMA.jobs (queue, fair_rank)
   where fair_rank is not null and state = 'sleeping';
 
 -- The lowest rank of the queue still waiting to be claimed (pending, retrying or sleeping), or
--- null: the first entry of jobs_fair_claim_idx and of jobs_fair_sleeping_idx.
+-- null: the first entry of jobs_fair_claim_idx and of jobs_fair_sleeping_idx. PL/pgSQL, as the
+-- functions below: a session plans its statements once, where an SQL function's are planned
+-- again at every call.
 create function :JOBVISOR_SCHEMA.fair_waiting_rank(p_queue text)
-returns float8 language sql stable as $$
-  select least(
+returns float8 language plpgsql stable as $$
+begin
+  return least(
     (select j.fair_rank from :JOBVISOR_SCHEMA.jobs j
      where j.queue = p_queue and j.fair_rank is not null and j.state in ('pending', 'retrying')
      order by j.fair_rank limit 1),
     (select j.fair_rank from :JOBVISOR_SCHEMA.jobs j
      where j.queue = p_queue and j.fair_rank is not null and j.state = 'sleeping'
-     order by j.fair_rank limit 1))
+     order by j.fair_rank limit 1));
+end
 $$;
 
 -- The ranks of a tenant's next jobs, one per weight (in the order the jobs are enqueued), and
@@ -70,9 +74,13 @@ $$;
 
 -- As 0020's, through the indexes and next_fair_ranks: one rank.
 create or replace function :JOBVISOR_SCHEMA.next_fair_rank(p_queue text, p_tenant text, p_weight float8)
-returns float8 language sql volatile as $$
-  select (:JOBVISOR_SCHEMA.next_fair_ranks(p_queue, p_tenant, array[p_weight], coalesce(
-    :JOBVISOR_SCHEMA.fair_waiting_rank(p_queue),
-    (select max(t.last_rank) from :JOBVISOR_SCHEMA.tenant_ranks t where t.queue = p_queue),
-    0)))[1]
+returns float8 language plpgsql volatile as $$
+declare
+  v_frontier float8 := :JOBVISOR_SCHEMA.fair_waiting_rank(p_queue);
+begin
+  if v_frontier is null then
+    select max(t.last_rank) into v_frontier from :JOBVISOR_SCHEMA.tenant_ranks t where t.queue = p_queue;
+  end if;
+  return (:JOBVISOR_SCHEMA.next_fair_ranks(p_queue, p_tenant, array[p_weight], coalesce(v_frontier, 0)))[1];
+end
 $$;
