@@ -148,6 +148,6 @@ function claimedJob(i: number) {
     expiresAt: null,
     cancelRequestedAt: null,
     progress: null,
-    traceContext: null, steps: [], waitingForSignal: null,
+    traceContext: null, steps: [], waitingForSignal: null, tenant: null, debounceKey: null,
   };
 }

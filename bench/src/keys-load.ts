@@ -1,114 +1,144 @@
 /**
- * What fair share and debounce cost (issue 28), jobvisor only, on PostgreSQL:
- * - drain: `TENANTS` tenants with `PER_TENANT` jobs each, all queued, drained by one supervisor
- *   at concurrency `CONCURRENCY` with no-op handlers; with `fairShare` on (every job ranked
- *   for its tenant, the fair claim) against off (the same jobs, no tenants, the plain claim).
- *   From the supervisor's start until the last job is completed: jobs/s, and the Postgres CPU
- *   of the store's own backends per job (server-cost.ts).
- * - enqueue: `ENQUEUES` enqueues one after another, one job each: plain, debounced on one key
- *   (every enqueue after the first rewrites the burst's job), and debounced on a key each (each
- *   one a new burst): µs per enqueue, and Postgres CPU per enqueue.
- * Each figure the median of `RUNS` runs, each on a fresh schema.
- *
- *   npx tsx bench/src/keys-load.ts   (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
- *
- * Writes bench/results/keys.json, which BENCHMARKS.md's "Fair share and debounce" quotes.
+ * What fair share and debounce cost (issue 28), jobvisor only, each shape its own run in its
+ * own process on a fresh schema:
+ * - drain-off / drain-on: KEYS_TENANTS tenants × `spec.jobs / KEYS_TENANTS` jobs, enqueued in
+ *   calls of ENQUEUE_CHUNK (the tenants interleaved), then drained by one supervisor at
+ *   concurrency `spec.concurrency` with no-op handlers. on: a queue with `fairShare`, every job
+ *   ranked for its tenant (the fair claim); off: the same jobs without tenants on a plain queue
+ *   (the plain claim). Two windows: the bulk enqueue (metrics `enqueue…`), and the drain, from
+ *   the supervisor's start until the database holds every job completed.
+ * - enqueue-plain / enqueue-debounce-one-key / enqueue-debounce-key-each / enqueue-fair:
+ *   `spec.jobs` enqueues one after another, one job each: plain; debounced on one key (every
+ *   enqueue after the first rewrites the burst's job); debounced on a key each (each a new
+ *   burst); ranked for a tenant of KEYS_TENANTS in turn, on a fair queue.
+ * Per window: wall time, this process's CPU, the Postgres CPU of the store's own backends and
+ * the WAL of the run's schema (server-cost.ts), each per job.
  */
-import { writeFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { postgresStore } from '../../src/adapters/postgres/index.js';
+import type pg from 'pg';
+import type * as JobvisorApi from '../../src/index.js';
+import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
 import type { EnqueueJob } from '../../src/adapters/store.js';
-import { createSupervisor, defineQueue } from '../../src/index.js';
+import type { KeysShape } from './keys-shapes.js';
+import type { Sizes } from './options.js';
+import type { BenchResults } from './results.js';
+import type { RunResult, RunSpec } from './run-spec.js';
 import { openServerWindow, systemConnectionString } from './server-cost.js';
 
-const URL_ = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const TENANTS = 100;
-const PER_TENANT = 100;
-const CONCURRENCY = 10;
-const ENQUEUES = 2_000;
-const RUNS = Number(process.env.KEYS_BENCH_RUNS ?? 3);
+export const KEYS_TENANTS = 100;
+export const KEYS_CONCURRENCY = 10;
+/** Jobs per call of a drain's bulk enqueue. */
+export const ENQUEUE_CHUNK = 1_000;
+/** Enqueues before an enqueue shape's window (one a call), and jobs of a bulk one's warm-up call. */
+const WARMUP = 100;
+
+/** The sizes of each shape's run: the drains' backlog, or the enqueues one after another. */
+export function keysSpec(shape: KeysShape, sizes: Sizes): { jobs: number; concurrency: number } {
+  return { jobs: shape.startsWith('drain-') ? KEYS_TENANTS * sizes.keysJobsPerTenant : sizes.keysEnqueues, concurrency: KEYS_CONCURRENCY };
+}
+
+/** bench/results/keys.json: the last keys-only run, for BENCHMARKS.md. */
+export interface KeysResults {
+  startedAt: string;
+  runs: number;
+  machine: BenchResults['machine'];
+  versions: BenchResults['versions'];
+  sizes: { jobsPerTenant: number; enqueues: number };
+  summary: BenchResults['summary'];
+  load: Array<{ scenario: string; run: number; busyBefore: number; load1: number }>;
+}
+
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
+type Store = ReturnType<typeof JobvisorPostgres.postgresStore>;
 
-const admin = new pg.Client({ connectionString: URL_ });
-await admin.connect();
-let schemas = 0;
-
-async function fresh() {
-  const schema = `jvb_keys_${process.pid}_${++schemas}`;
-  const store = postgresStore({ connectionString: systemConnectionString(URL_, schema), schema });
+export async function keysLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
+  const shape = spec.keysShape!;
+  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
+  const api = (await load('src/index.ts')) as typeof JobvisorApi;
+  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  // Named after the run, as the systems' connections are: the server's CPU is counted by it.
+  const store = postgresStore({ connectionString: systemConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
   await store.migrate();
-  return { schema, store };
+  try {
+    if (shape === 'drain-off' || shape === 'drain-on') return await drain(spec, admin, api, store, shape === 'drain-on');
+    return await enqueueOneByOne(spec, admin, store, shape);
+  } finally {
+    await store.close();
+  }
 }
 
-async function drain(fair: boolean): Promise<{ jobsPerS: number; pgCpuPerJobUs: number }> {
-  const { schema, store } = await fresh();
-  const queue = defineQueue('bench', { concurrency: CONCURRENCY, ...(fair ? { fairShare: true } : {}), handlers: { noop: async () => {} } });
-  const jobs: EnqueueJob[] = [];
-  for (let i = 0; i < PER_TENANT; i++) {
-    for (let t = 0; t < TENANTS; t++) {
-      jobs.push({ queue: 'bench', kind: 'noop', payload: {}, maxAttempts: 3, ...(fair ? { fairShare: { tenant: `t${t}`, weight: 1 } } : {}) });
-    }
-  }
-  for (let i = 0; i < jobs.length; i += 1_000) await store.enqueueJobs({ jobs: jobs.slice(i, i + 1_000) });
-  await admin.query(`analyze "${schema}".jobs`);
+/** The window around `work`: wall time and this process's CPU per job, and the server's cost
+ *  (its metrics named with `prefix`, server-cost.ts). */
+async function measured(spec: RunSpec, admin: pg.Client, prefix: '' | 'enqueue', jobs: number, work: () => Promise<void>): Promise<Record<string, number>> {
   await admin.query('checkpoint');
-  const server = await openServerWindow(admin, schema, '');
-  const supervisor = createSupervisor({ store, queues: [queue], logger: silent });
+  globalThis.gc?.();
+  const server = await openServerWindow(admin, spec.schema, prefix);
   server.markCpu();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await supervisor.start();
-  for (;;) {
-    const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from "${schema}".jobs where state <> 'completed'`);
-    if (rows[0]!.n === 0) break;
-    await sleep(5);
-  }
+  await work();
   const ms = performance.now() - t0;
-  const cost = await server.close(jobs.length);
-  await supervisor.stop();
-  await store.close();
-  await admin.query(`drop schema "${schema}" cascade`);
-  return { jobsPerS: (jobs.length * 1000) / ms, pgCpuPerJobUs: cost.pgCpuPerJobUs! };
+  const cpu = process.cpuUsage(cpu0);
+  const name = (metric: string) => (prefix ? `${prefix}${metric[0]!.toUpperCase()}${metric.slice(1)}` : metric);
+  return {
+    [name('ms')]: ms,
+    [name('usPerJob')]: (ms * 1000) / jobs,
+    [name('cpuPerJobUs')]: (cpu.user + cpu.system) / jobs,
+    ...(await server.close(jobs)),
+  };
 }
 
-type EnqueueShape = 'plain' | 'debounce-one-key' | 'debounce-key-each';
+async function drain(spec: RunSpec, admin: pg.Client, api: typeof JobvisorApi, store: Store, fair: boolean): Promise<RunResult> {
+  const perTenant = Math.max(1, Math.round(spec.jobs / KEYS_TENANTS));
+  const jobs = perTenant * KEYS_TENANTS;
+  let handled = 0;
+  const queue = api.defineQueue('bench', {
+    concurrency: spec.concurrency ?? KEYS_CONCURRENCY,
+    ...(fair ? { fairShare: true } : {}),
+    handlers: { noop: async () => void (handled += 1) },
+  });
+  const job = (queueName: string, t: number): EnqueueJob => ({
+    queue: queueName, kind: 'noop', payload: {}, maxAttempts: 3, ...(fair ? { fairShare: { tenant: `t${t}`, weight: 1 } } : {}),
+  });
+  // The tenants interleaved, as many sources enqueue at once; a tenant's own jobs in order.
+  const backlog = Array.from({ length: jobs }, (_, i) => job('bench', i % KEYS_TENANTS));
+  // A warm-up call of the same kind, to a queue no worker serves: statements planned, pool open.
+  await store.enqueueJobs({ jobs: Array.from({ length: WARMUP }, (_, i) => job('warm-up', i % KEYS_TENANTS)) });
+  const enqueue = await measured(spec, admin, 'enqueue', jobs, async () => {
+    for (let i = 0; i < jobs; i += ENQUEUE_CHUNK) await store.enqueueJobs({ jobs: backlog.slice(i, i + ENQUEUE_CHUNK) });
+  });
+  await admin.query(`analyze "${spec.schema}".jobs`);
+  const supervisor = api.createSupervisor({ store, queues: [queue], logger: silent });
+  try {
+    const run = await measured(spec, admin, '', jobs, async () => {
+      await supervisor.start();
+      // Counted here, then one look at the table: polling a count of 10,000 rows every few ms
+      // would load the server the drain is measured on.
+      while (handled < jobs) await sleep(5);
+      for (;;) {
+        const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from "${spec.schema}".jobs where queue = 'bench' and state <> 'completed'`);
+        if (rows[0]!.n === 0) break;
+        await sleep(5);
+      }
+    });
+    return { metrics: { jobs, tenants: KEYS_TENANTS, jobsPerSec: jobs / (run.ms! / 1000), ...run, ...enqueue } };
+  } finally {
+    await supervisor.stop({ graceMs: 10_000 });
+  }
+}
 
-async function enqueueCost(shape: EnqueueShape): Promise<{ usPerEnqueue: number; pgCpuPerEnqueueUs: number }> {
-  const { schema, store } = await fresh();
+async function enqueueOneByOne(spec: RunSpec, admin: pg.Client, store: Store, shape: Exclude<KeysShape, 'drain-off' | 'drain-on'>): Promise<RunResult> {
   const job = (i: number): EnqueueJob => ({
     queue: 'bench', kind: 'noop', payload: { i }, maxAttempts: 3,
-    ...(shape === 'plain' ? {} : { debounce: { key: shape === 'debounce-one-key' ? 'k' : `k${i}`, delayMs: 60_000 } }),
+    ...(shape === 'enqueue-debounce-one-key' ? { debounce: { key: 'k', delayMs: 60_000 } } : {}),
+    ...(shape === 'enqueue-debounce-key-each' ? { debounce: { key: `k${i}`, delayMs: 60_000 } } : {}),
+    ...(shape === 'enqueue-fair' ? { fairShare: { tenant: `t${(i + KEYS_TENANTS) % KEYS_TENANTS}`, weight: 1 } } : {}),
   });
-  for (let i = 0; i < 100; i++) await store.enqueueJobs({ jobs: [job(-i - 1)] }); // warm-up
-  await admin.query('checkpoint');
-  const server = await openServerWindow(admin, schema, '');
-  server.markCpu();
-  const t0 = performance.now();
-  for (let i = 0; i < ENQUEUES; i++) await store.enqueueJobs({ jobs: [job(i)] });
-  const ms = performance.now() - t0;
-  const cost = await server.close(ENQUEUES);
-  await store.close();
-  await admin.query(`drop schema "${schema}" cascade`);
-  return { usPerEnqueue: (ms * 1000) / ENQUEUES, pgCpuPerEnqueueUs: cost.pgCpuPerJobUs! };
+  for (let i = 0; i < WARMUP; i++) await store.enqueueJobs({ jobs: [job(-i - 1)] });
+  const metrics = await measured(spec, admin, '', spec.jobs, async () => {
+    for (let i = 0; i < spec.jobs; i++) await store.enqueueJobs({ jobs: [job(i)] });
+  });
+  return { metrics: { jobs: spec.jobs, ...metrics } };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const summary = (runs: Array<Record<string, number>>) =>
-  Object.fromEntries(Object.keys(runs[0]!).map((k) => [k, { median: median(runs.map((r) => r[k]!)), min: Math.min(...runs.map((r) => r[k]!)), max: Math.max(...runs.map((r) => r[k]!)) }]));
-
-const results: Record<string, unknown> = { startedAt: new Date().toISOString(), runs: RUNS, load1Before: loadavg()[0], tenants: TENANTS, perTenant: PER_TENANT, concurrency: CONCURRENCY, enqueues: ENQUEUES };
-const drains: Record<string, Array<Record<string, number>>> = { off: [], on: [] };
-const enqueues: Record<EnqueueShape, Array<Record<string, number>>> = { plain: [], 'debounce-one-key': [], 'debounce-key-each': [] };
-for (let run = 0; run < RUNS; run++) {
-  // Alternated, so that a change in the machine's load falls on both sides.
-  for (const fair of run % 2 === 0 ? [false, true] : [true, false]) drains[fair ? 'on' : 'off']!.push(await drain(fair));
-  for (const shape of Object.keys(enqueues) as EnqueueShape[]) enqueues[shape].push(await enqueueCost(shape));
-  console.log(`run ${run + 1}/${RUNS}`, JSON.stringify({ drains, enqueues }));
-}
-results.drain = { off: summary(drains.off!), on: summary(drains.on!) };
-results.enqueue = Object.fromEntries(Object.entries(enqueues).map(([k, v]) => [k, summary(v)]));
-results.load1After = loadavg()[0];
-await writeFile(new URL('../results/keys.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-console.log(JSON.stringify(results, null, 2));
-await admin.end();

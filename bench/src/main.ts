@@ -13,11 +13,13 @@ import { summariseProfile } from './cpu-profile.js';
 import { machineInfo, versions, waitForQuiet } from './machine.js';
 import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
-import { writeReport } from './report.js';
+import { writeKeysSection, writeReport } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import { durableSpec, type DurableResults } from './durable-load.js';
 import { DURABLE_SHAPES, durableScenario } from './durable-shapes.js';
+import { keysSpec, type KeysResults } from './keys-load.js';
+import { KEYS_SHAPES, keysScenario } from './keys-shapes.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';
@@ -120,6 +122,7 @@ async function main(opts: BenchOptions): Promise<void> {
   if (!opts.full && opts.scenarios.includes('schedules')) await keepScheduleResults(results);
   if (!opts.full && opts.scenarios.includes('flows')) await keepFlowResults(results);
   if (!opts.full && opts.scenarios.includes('durable')) await keepDurableResults(results, vers);
+  if (!opts.full && opts.scenarios.includes('keys') && jobvisors.length === 1) await keepKeysResults(results, opts);
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
@@ -171,6 +174,19 @@ async function keepDurableResults(results: BenchResults, vers: BenchResults['ver
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
   await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
   log('bench: durable figures kept in bench/results/durable.json; BENCHMARKS.md regenerated');
+}
+
+/** As the durable: a run of the keys scenario keeps its figures in results/keys.json; in
+ *  BENCHMARKS.md only their section is redone, in place (report.ts, writeKeysSection). */
+async function keepKeysResults(results: BenchResults, opts: BenchOptions): Promise<void> {
+  const ours = (scenario: string) => scenario.startsWith('keys-');
+  const summary = Object.fromEntries(Object.entries(results.summary).filter(([scenario]) => ours(scenario)));
+  const load = results.measurements.filter((m) => ours(m.scenario)).map(({ scenario, run, busyBefore, load1 }) => ({ scenario, run, busyBefore, load1 }));
+  const sizes = { jobsPerTenant: opts.sizes.keysJobsPerTenant, enqueues: opts.sizes.keysEnqueues };
+  const kept: KeysResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, sizes, summary, load };
+  await writeFile(join(benchDir, 'results/keys.json'), `${JSON.stringify(kept, null, 2)}\n`);
+  await writeKeysSection(join(repoRoot, 'BENCHMARKS.md'), kept);
+  log('bench: keys figures kept in bench/results/keys.json; their section of BENCHMARKS.md redone in place');
 }
 
 function plan(opts: BenchOptions): Task[] {
@@ -226,6 +242,11 @@ function plan(opts: BenchOptions): Task[] {
       case 'durable':
         for (const shape of opts.durableShapes ?? DURABLE_SHAPES) {
           tasks.push({ scenario: durableScenario(shape), systems: jobvisorOnly, spec: { kind: 'durable', durableShape: shape, ...durableSpec(shape) } });
+        }
+        break;
+      case 'keys':
+        for (const shape of opts.keysShapes ?? KEYS_SHAPES) {
+          tasks.push({ scenario: keysScenario(shape), systems: jobvisorOnly, spec: { kind: 'keys', keysShape: shape, ...keysSpec(shape, s) } });
         }
         break;
       case 'pgbench':

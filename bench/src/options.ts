@@ -1,15 +1,17 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DURABLE_SHAPES, type DurableShape } from './durable-shapes.js';
+import { KEYS_SHAPES, type KeysShape } from './keys-shapes.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
-export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows', 'durable'] as const;
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows', 'durable', 'keys'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
-/** A full run's: all but schedules, flows and durable, which run on their own (their figures
- *  are kept in results/schedules.json, flows.json and durable.json, and the report takes them
- *  from there). */
-const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => s !== 'schedules' && s !== 'flows' && s !== 'durable');
+/** A full run's: all but schedules, flows, durable and keys, which run on their own (their
+ *  figures are kept in results/schedules.json, flows.json, durable.json and keys.json, and the
+ *  report takes them from there). */
+const ON_THEIR_OWN: readonly ScenarioName[] = ['schedules', 'flows', 'durable', 'keys'];
+const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => !ON_THEIR_OWN.includes(s));
 
 export interface Sizes {
   enqueueJobs: number;
@@ -24,6 +26,9 @@ export interface Sizes {
   backlogConcurrency: number;
   pgbenchSeconds: number;
   pgbenchClients: number;
+  /** keys: jobs per tenant of a drain's backlog (100 tenants), and enqueues of an enqueue shape. */
+  keysJobsPerTenant: number;
+  keysEnqueues: number;
 }
 
 export interface BenchOptions {
@@ -47,6 +52,8 @@ export interface BenchOptions {
   reportOnly: boolean;
   /** durable: which of its shapes (durable-load.ts); all when absent. */
   durableShapes?: DurableShape[];
+  /** keys: which of its shapes (keys-load.ts); all when absent. */
+  keysShapes?: KeysShape[];
   /** Per-run timeout of a child process. */
   runTimeoutS: number;
 }
@@ -63,6 +70,8 @@ const FULL: Sizes = {
   backlogConcurrency: 50,
   pgbenchSeconds: 10,
   pgbenchClients: 10,
+  keysJobsPerTenant: 100,
+  keysEnqueues: 2_000,
 };
 
 const QUICK: Sizes = {
@@ -77,6 +86,8 @@ const QUICK: Sizes = {
   backlogConcurrency: 50,
   pgbenchSeconds: 3,
   pgbenchClients: 10,
+  keysJobsPerTenant: 20,
+  keysEnqueues: 500,
 };
 
 export const USAGE = `usage: npm run bench -- [options]      (from the repo root; runs on Node 22)
@@ -84,9 +95,10 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
-  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows, durable)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows, durable, keys)
   --concurrency 10,50     drain concurrencies (default 10,50)
   --durable a,b           the durable scenario's shapes: ${DURABLE_SHAPES.join(',')} (default all)
+  --keys a,b              the keys scenario's shapes: ${KEYS_SHAPES.join(',')} (default all)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
   --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
@@ -106,6 +118,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       scenarios: { type: 'string' },
       concurrency: { type: 'string' },
       durable: { type: 'string' },
+      keys: { type: 'string' },
       'jobvisor-root': { type: 'string', multiple: true },
       database: { type: 'string' },
       'quiet-wait': { type: 'string' },
@@ -163,6 +176,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     out: resolve(benchDir, values.out ?? (full || values['report-only'] ? 'results/latest.json' : 'results/last-run.json')),
     reportOnly: values['report-only'] ?? false,
     ...(values.durable === undefined ? {} : { durableShapes: list(values.durable, DURABLE_SHAPES, 'durable shape') }),
+    ...(values.keys === undefined ? {} : { keysShapes: list(values.keys, KEYS_SHAPES, 'keys shape') }),
     runTimeoutS: 600,
   };
 }

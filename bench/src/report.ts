@@ -10,6 +10,8 @@ import type { BenchResults } from './results.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import { DRAIN_JOBS, type DurableResults, RUN_IN_MS, SAMPLES, SLEEP_MS, SLEEPERS, STEP_CONCURRENCY, STEP_JOBS, STEPS } from './durable-load.js';
 import { durableScenario, type DurableShape } from './durable-shapes.js';
+import { ENQUEUE_CHUNK, KEYS_CONCURRENCY, KEYS_TENANTS, type KeysResults } from './keys-load.js';
+import { keysScenario, type KeysShape } from './keys-shapes.js';
 import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
 import { median, type Spread } from './stats.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
@@ -56,11 +58,13 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   }
   // The durable figures: from the last durable-only run.
   const durable = await readFile(join(paths.benchDir, 'results/durable.json'), 'utf8').then((text) => JSON.parse(text) as DurableResults, () => undefined);
+  // The fair share and debounce figures: from the last keys-only run.
+  const keys = await readKeysResults(paths.benchDir);
   // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
   // Retention: written by src/prune.ts, likewise.
   const prune = await readFile(join(paths.benchDir, 'results/prune.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, inspectorReads, prune));
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, keys, inspectorReads, prune));
 }
 
 function renderMarkdown(
@@ -70,6 +74,7 @@ function renderMarkdown(
   schedules: ScheduleResults | undefined,
   flows: FlowResults | undefined,
   durable: DurableResults | undefined,
+  keys: KeysResults | undefined,
   inspectorReads = '',
   prune = '',
 ): string {
@@ -226,6 +231,7 @@ function renderMarkdown(
 
   if (schedules) lines.push(...scheduleSection(schedules));
   if (flows) lines.push(...flowSection(flows));
+  if (keys) lines.push(...keysSection(keys));
   if (durable) lines.push(...durableSection(durable));
   if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
   if (prune) lines.push(prune.trimEnd(), '');
@@ -280,6 +286,7 @@ function renderMarkdown(
   lines.push('npm run bench -- --scenarios schedules   # the schedules figures alone (~5 min), kept in bench/results/schedules.json');
   lines.push('npm run bench -- --scenarios flows --runs 1   # the flows figures alone (~1 min a run), kept in bench/results/flows.json');
   lines.push('npm run bench -- --scenarios durable   # the durable jobs figures alone (~10 min), kept in bench/results/durable.json; --durable wake,steps … for some shapes');
+  lines.push('npm run bench -- --scenarios keys   # fair share and debounce alone (~5 min), kept in bench/results/keys.json and put in this file in place of its section; --keys drain-on,drain-off … for some shapes');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -381,6 +388,97 @@ function scheduleSection(r: ScheduleResults): string[] {
     row('tick enqueued after its time, p99 (ms)', 'tickLagP99Ms'),
     '',
   ];
+}
+
+const KEYS_TITLE = '## Fair share and debounce';
+
+async function readKeysResults(benchDir: string): Promise<KeysResults | undefined> {
+  return readFile(join(benchDir, 'results/keys.json'), 'utf8').then((text) => JSON.parse(text) as KeysResults, () => undefined);
+}
+
+/**
+ * A keys-only run's figures into BENCHMARKS.md in place of its section (from its heading to the
+ * next of its level), or before the durable jobs' section when it has none: every other line of
+ * the file stays as it is, hand-written notes included.
+ */
+export async function writeKeysSection(markdownPath: string, keys: KeysResults): Promise<void> {
+  const text = await readFile(markdownPath, 'utf8');
+  await writeFile(markdownPath, spliceSection(text, keysSection(keys), KEYS_TITLE, ['## Durable jobs', '## How each figure is measured']));
+}
+
+/** `markdown` with the section headed `title` replaced by `section`, or inserted before the first
+ *  heading that starts with one of `before` (else at the end). */
+export function spliceSection(markdown: string, section: string[], title: string, before: string[]): string {
+  const lines = markdown.split('\n');
+  const start = lines.indexOf(title);
+  if (start >= 0) {
+    const next = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+    return [...lines.slice(0, start), ...section, ...(next < 0 ? [] : lines.slice(next))].join('\n');
+  }
+  const at = lines.findIndex((line) => before.some((heading) => line.startsWith(heading)));
+  return at < 0 ? [...lines, ...section].join('\n') : [...lines.slice(0, at), ...section, ...lines.slice(at)].join('\n');
+}
+
+/** Fair share and debounce (issue 28): the fair claim against the plain one, and what an enqueue costs. */
+function keysSection(r: KeysResults): string[] {
+  const get = (shape: KeysShape, metric: string) => r.summary[keysScenario(shape)]?.jobvisor?.[metric];
+  const med = (shape: KeysShape, metric: string) => get(shape, metric)?.median;
+  const load = r.load.map((l) => `${l.scenario.replace('keys-', '')} run ${l.run}: ${pct(l.busyBefore)} busy, load ${l.load1.toFixed(2)}`).join('; ');
+  const lines = [
+    KEYS_TITLE,
+    '',
+    `jobvisor only (issue 28), jobvisor @ ${r.versions.jobvisor.commit} on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, ${r.machine.cores} cores shared with other sessions, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios keys\`, bench/src/keys-load.ts). Each shape in its own process on a fresh schema, the shapes interleaved run by run. Machine load just before each run (share of the CPUs other processes kept busy, 1-minute load average): ${load || 'not recorded'}. Times move with that load; CPU per job much less.`,
+    '',
+  ];
+  const drains = (['drain-off', 'drain-on'] as const).filter((shape) => get(shape, 'jobs'));
+  if (drains.length > 0) {
+    const jobs = med(drains[0]!, 'jobs')!;
+    const titles = { 'drain-off': 'fair share off', 'drain-on': 'fair share on' };
+    // on ÷ off, and issue 28's target where it sets one.
+    const row = (label: string, metric: string, digits = 0, target?: { goal: string; ok: (ratio: number) => boolean }) => {
+      const a = med('drain-on', metric);
+      const b = med('drain-off', metric);
+      const ratio = a !== undefined && b !== undefined && b !== 0 ? a / b : undefined;
+      const verdict = target === undefined ? '' : `${target.goal}: ${ratio === undefined ? '–' : target.ok(ratio) ? 'met' : '**not met**'}`;
+      return `| ${label} | ${drains.map((s) => cell(get(s, metric), digits)).join(' | ')} | ${ratio === undefined ? '–' : ratio.toFixed(2)} | ${verdict} |`;
+    };
+    lines.push(
+      `Drain: ${KEYS_TENANTS} tenants × ${fmtInt(jobs / KEYS_TENANTS)} jobs (${fmtInt(jobs)}), enqueued in calls of ${fmtInt(ENQUEUE_CHUNK)} (the tenants interleaved), then drained by one supervisor at concurrency ${KEYS_CONCURRENCY}; no-op handlers; from the supervisor's start until the database holds every job completed. **off**: a plain queue, the same jobs without tenants (the plain claim). **on**: \`fairShare: true\`, each job ranked for its tenant (the fair claim, \`claim_fair_jobs\`). The bulk enqueue is measured apart, before the drain.`,
+      '',
+      `| | ${drains.map((s) => titles[s]).join(' | ')} | on ÷ off (median) | issue 28's target |`,
+      `| --- | ${drains.map(() => '---:').join(' | ')} | ---: | --- |`,
+      row('**drain (jobs/s)**', 'jobsPerSec', 0, { goal: '≥ 0.9', ok: (x) => x >= 0.9 }),
+      row('**Postgres CPU per job**, drain: the store\'s backends (µs)', 'pgCpuPerJobUs', 0, { goal: '≤ 1.1', ok: (x) => x <= 1.1 }),
+      row('Node CPU per job, drain (µs)', 'cpuPerJobUs'),
+      row('WAL per job, drain (bytes)', 'walBytesPerJob'),
+      row(`bulk enqueue in calls of ${fmtInt(ENQUEUE_CHUNK)}: wall time per job (µs)`, 'enqueueUsPerJob', 1),
+      row('**Postgres CPU per job**, bulk enqueue (µs)', 'enqueuePgCpuPerJobUs', 1),
+      row('Node CPU per job, bulk enqueue (µs)', 'enqueueCpuPerJobUs', 1),
+      row('WAL per job, bulk enqueue (bytes)', 'enqueueWalBytesPerJob'),
+      '',
+    );
+  }
+  const enqueues = (['enqueue-plain', 'enqueue-debounce-one-key', 'enqueue-debounce-key-each', 'enqueue-fair'] as const).filter((shape) => get(shape, 'jobs'));
+  if (enqueues.length > 0) {
+    const titles = { 'enqueue-plain': 'plain', 'enqueue-debounce-one-key': 'debounce, one key', 'enqueue-debounce-key-each': 'debounce, a key each', 'enqueue-fair': `fair, a tenant of ${KEYS_TENANTS} in turn` };
+    const row = (label: string, metric: string, digits = 0) => `| ${label} | ${enqueues.map((s) => cell(get(s, metric), digits)).join(' | ')} |`;
+    lines.push(
+      `Enqueue: ${fmtInt(med(enqueues[0]!, 'jobs')!)} enqueues one after another, one job each, on one pool, after 100 of the same: plain; debounced on one key (every enqueue after the first rewrites the burst's job: the \`ON CONFLICT DO UPDATE\` path); debounced on a key each (every enqueue a new burst: the insert path of the same statement); ranked for a tenant of ${KEYS_TENANTS} in turn, on a fair queue.`,
+      '',
+      `| | ${enqueues.map((s) => titles[s]).join(' | ')} |`,
+      `| --- | ${enqueues.map(() => '---:').join(' | ')} |`,
+      row('wall time per enqueue (µs)', 'usPerJob'),
+      row('**Postgres CPU per enqueue** (µs)', 'pgCpuPerJobUs'),
+      row('Node CPU per enqueue (µs)', 'cpuPerJobUs'),
+      row('WAL per enqueue (bytes)', 'walBytesPerJob'),
+      '',
+    );
+  }
+  lines.push(
+    "A debounced enqueue is one `INSERT … ON CONFLICT DO UPDATE` through `enqueue_keyed` (migration 0019), against the plain statement's `INSERT`. What the fair claim adds to a claim is nothing in its plan (the first n entries of jobs_fair_claim_idx, as the plain claim reads jobs_claim_idx; test/adapters/postgres/postgres-store.test.ts checks both plans); what fair share costs is at enqueue: each job takes its tenant's rank. A bulk enqueue (migration 0028, `enqueue_fair_jobs`) is one statement as a plain one: the queue's frontier read once, one write of each tenant's row for all of its jobs in the call (`next_fair_ranks`), one `INSERT` of the jobs; a single enqueue goes through `enqueue_keyed` (`next_fair_rank`: the frontier's probe, the tenant's row, the job).",
+    '',
+  );
+  return lines;
 }
 
 /** Durable jobs (issue 23): steps against plain jobs and DBOS Transact, wake-ups, sleepers. */

@@ -1,7 +1,8 @@
+import type { KeysShape } from './keys-shapes.js';
 import type { SystemName } from './systems/system.js';
 
 /** What one child process measures: one system, one scenario, one run, one fresh schema. */
-export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows' | 'durable';
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows' | 'durable' | 'keys';
 
 export interface RunSpec {
   kind: ScenarioKind;
@@ -10,7 +11,8 @@ export interface RunSpec {
   schema: string;
   jobvisorRoot: string;
   /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight;
-   *  actor: job actors run; schedules: schedules on the supervisor; flows: children of the fan-out. */
+   *  actor: job actors run; schedules: schedules on the supervisor; flows: children of the fan-out;
+   *  keys: a drain's backlog, or an enqueue shape's enqueues. */
   jobs: number;
   /** drain/profile: jobs timed out of the backlog (≤ jobs). */
   measure?: number;
@@ -25,6 +27,8 @@ export interface RunSpec {
   flowShape?: 'plain' | 'static' | 'continue';
   /** durable: which shape (durable-load.ts). */
   durableShape?: 'plain' | 'steps' | 'dbos' | 'wake' | 'idle' | 'sleepers';
+  /** keys: which shape (keys-load.ts). */
+  keysShape?: KeysShape;
   /** profile: where to write the .cpuprofile of the measured window. */
   profileOut?: string;
 }

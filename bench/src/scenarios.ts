@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { actorFloor } from './actor-floor.js';
 import { durableLoad } from './durable-load.js';
 import { flowLoad } from './flow-load.js';
+import { keysLoad } from './keys-load.js';
 import { scheduleLoad } from './schedule-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
@@ -39,6 +40,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return flowLoad(spec, admin);
     case 'durable':
       return durableLoad(spec, admin);
+    case 'keys':
+      return keysLoad(spec, admin);
   }
 }
 

@@ -273,6 +273,78 @@ export function describeKeysConformance(current: () => { store: JobStore; clock:
       expect((await claim()).map((job) => job.id)).toEqual([plain!.job.id]);
     });
 
+    it('a ranked job with a unique key, in a call beside a debounced one, is ranked as any other', async () => {
+      await enqueueFor('a', 3);
+      await enqueue(
+        { payload: { t: 'b' }, fairShare: { tenant: 'b', weight: 1 }, uniqueKey: 'u1' },
+        { payload: { t: 'b' }, fairShare: { tenant: 'b', weight: 1 }, uniqueKey: 'u2' },
+        { queue: 'other', debounce: { key: 'd', delayMs: 1_000 } },
+      );
+      expect(tenantOf(await fairClaim(4))).toEqual(['a', 'b', 'a', 'b']);
+    });
+
+    it('a ranked job asleep holds the frontier as one waiting: a new tenant joins at its rank', async () => {
+      await enqueueFor('a', 3);
+      const [first] = await fairClaim(1);
+      expect(await store().suspendIfRunning({ ...lease(first!), kind: 'sleep', name: 'nap', wake: { delayMs: 3_600_000 } })).toEqual({ answer: 'sleeping' });
+      // a's asleep at 0, waiting at 1 and 2: b's ranks are 0 and 1.
+      await enqueueFor('b', 2);
+      expect(tenantOf(await fairClaim(4))).toEqual(['b', 'a', 'b', 'a']);
+    });
+
+    it('a call of many jobs over many tenants is ranked as the same jobs enqueued one at a time: both are claimed in the same order', async () => {
+      // Two sides of the same history, each on two fair queues of its own: one enqueues a call
+      // at a time, the other the same jobs one by one. A plain job rides along in each call.
+      const tenants = ['x', 'y', null, 'z', 'v', 'u', 't'];
+      // 1/3 and 1/7 are not whole: ranks are sums of inexact steps, in the same order on both sides.
+      const weights = [1, 2, 3, 0.5, 1, 7, 1];
+      const sides = { call: ['c1', 'c2'], single: ['s1', 's2'] } as const;
+      type Side = keyof typeof sides;
+      const fairJob = (side: Side, round: number, n: number, t: number, weight = weights[t]!): EnqueueJob => ({
+        queue: sides[side][n % 2]!, kind: 'k', payload: { label: `${round}:${n}` }, maxAttempts: 3,
+        fairShare: { tenant: t < tenants.length ? tenants[t]! : 'top', weight },
+      });
+      const round = (side: Side, r: number, first: EnqueueJob[] = []): EnqueueJob[] => [
+        ...first,
+        ...Array.from({ length: 60 }, (_, n) => fairJob(side, r, n, (n * n + r) % tenants.length)),
+        { queue: 'plain', kind: 'k', payload: {}, maxAttempts: 3 },
+      ];
+      const enqueueAs = async (side: Side, jobs: EnqueueJob[]) => {
+        if (side === 'call') await store().enqueueJobs({ jobs });
+        else for (const job of jobs) await store().enqueueJobs({ jobs: [job] });
+      };
+      const claimAll = async (side: Side) => {
+        const claimed: ClaimedJob[] = [];
+        for (const queue of sides[side]) claimed.push(...(await claim({ queue, limit: 1_000, fairShare: true })));
+        return claimed;
+      };
+      const labels = (jobs: readonly ClaimedJob[]) => jobs.map((job) => `${job.queue.slice(1)} ${(job.payload as { label: string }).label}`);
+      const orders: Record<Side, string[][]> = { call: [], single: [] };
+
+      for (const side of ['call', 'single'] as const) {
+        // Fresh queues: no tenant has a rank, no job waits.
+        await enqueueAs(side, round(side, 0));
+        // Some claimed, the lowest of each queue then asleep: the frontier is a sleeping job's rank.
+        const firsts = await Promise.all(sides[side].map((queue) => claim({ queue, limit: 6, fairShare: true })));
+        for (const [first] of firsts) {
+          expect(await store().suspendIfRunning({ ...lease(first!), kind: 'sleep', name: 'nap', wake: { delayMs: 3_600_000 } })).toEqual({ answer: 'sleeping' });
+        }
+        // Jobs waiting: the frontier holds through the call.
+        await enqueueAs(side, round(side, 1));
+        orders[side].push(labels(await claimAll(side)));
+        clock().advance(3_600_000);
+        orders[side].push(labels(await claimAll(side)));
+        // No job waits, and the tenant of the call's first job ranked highest: the frontier of the
+        // call's later jobs is that first job's rank, above every rank handed out before.
+        await enqueueAs(side, [fairJob(side, 2, 0, tenants.length, 0.001), fairJob(side, 2, 1, tenants.length, 0.001)]);
+        orders[side].push(labels(await claimAll(side)));
+        await enqueueAs(side, round(side, 3, [fairJob(side, 3, 0, tenants.length, 0.001), fairJob(side, 3, 1, tenants.length, 0.001)]));
+        orders[side].push(labels(await claimAll(side)));
+      }
+      expect(orders.call.map((claims) => claims.length)).toEqual([108, 2, 2, 62]);
+      expect(orders.call).toEqual(orders.single);
+    });
+
     it('refuses a tenant key or weight the store cannot hold, before anything is written', async () => {
       await expect(enqueue({ fairShare: { tenant: '', weight: 1 } })).rejects.toThrow(/tenant/);
       await expect(enqueue({ fairShare: { tenant: 'a', weight: 0 } })).rejects.toThrow(/fairShare.weight/);

@@ -5,6 +5,7 @@ import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
 import { toInput } from './enqueue-input.js';
+import { enqueueFairJobs, isFairEnqueue } from './enqueue-fair-jobs.js';
 import { enqueueKeyedJobs, isKeyedEnqueue } from './enqueue-keyed-jobs.js';
 import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
 
@@ -55,6 +56,7 @@ export async function enqueueJobs(
   ctx: SqlContext,
   params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
+  if (isFairEnqueue(params.jobs)) return asPayloadError(() => enqueueFairJobs(ctx, params));
   if (isKeyedEnqueue(params.jobs)) return asPayloadError(() => enqueueKeyedJobs(ctx, params));
   if (params.jobs.every((job) => job.uniqueKey == null)) {
     const input = JSON.stringify(params.jobs.map((job, i) => toInput(i, job)));

@@ -7,10 +7,11 @@ import { toInput } from './enqueue-input.js';
 
 /**
  * Enqueue of a call in which some job replaces a live holder of its unique key or debounces
- * (migration 0019), or goes to a fair queue (migration 0020: its rank is its tenant's next):
- * every job of the call in one statement, each through enqueue_keyed in
- * input order, so a later input sees what an earlier one did (a debounce key given twice is
- * one job). The times are resolved and checked as in insertJobsCtes (enqueue-new-jobs.ts); a
+ * (migration 0019), or goes to a fair queue (migration 0020: its rank is its tenant's next)
+ * with a unique key or beside one that replaces or debounces (a call of fair jobs without
+ * those is enqueue-fair-jobs.ts's): every job of the call in one statement, each through
+ * enqueue_keyed in input order, so a later input sees what an earlier one did (a debounce key
+ * given twice is one job). The times are resolved and checked as in insertJobsCtes (enqueue-new-jobs.ts); a
  * debounced job is due `debounce_ms` from now. A job whose times are refused raises before
  * any is written. Row by row, where enqueue_jobs is set-wise: these calls are the rarer kind.
  */

@@ -12,6 +12,8 @@ import { defineStatement, NOW } from '../statement.js';
  *   to its input (by id order, or by id when some inputs are not inserted); and each job's
  *   times by the store's clock: `due` (runAt, now + runIn, or now) and `expiry` (expiresAt or
  *   now + expiresIn);
+ * - with `ranked` (enqueue-fair-jobs.ts): CTEs that end in `ranked` (id, rank), each ranked
+ *   job's fair rank, the input carrying each job's `tenant` and `weight` (null: not ranked);
  * - `inserted`: the jobs, with `onConflict` (empty: every job goes in). A job whose times are
  *   wrong once resolved (expiry not after due, a relative one past the year 9999) calls
  *   refuse_job_times (migration 0014), which raises: nothing of the statement is written. The
@@ -20,30 +22,30 @@ import { defineStatement, NOW } from '../statement.js';
  * - `history` and `notified`: the history row of each inserted job and one NOTIFY per queue,
  *   in the same statement; inside a caller's transaction both happen only if it commits.
  */
-export function insertJobsCtes(s: SqlSchema, onConflict: string): string {
+export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string): string {
   return `
 with input as (
   select * from jsonb_to_recordset($2::jsonb) as x(
     i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, run_in_ms float8,
     max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, expires_in_ms float8,
-    trace_context jsonb)
+    trace_context jsonb${ranked ? ', tenant text, weight float8' : ''})
 ),
 numbered as (
   select nextval('${s.quoted}.jobs_id_seq') as id, x.*,
     coalesce(x.run_at, ${NOW} + x.run_in_ms * interval '1 millisecond', ${NOW}) as due,
     coalesce(x.expires_at, ${NOW} + x.expires_in_ms * interval '1 millisecond') as expiry
   from (select * from input order by i) x
-),
+),${ranked ?? ''}
 inserted as (
   insert into ${s.quoted}.jobs (id, queue, kind, payload, priority, run_at, max_attempts,
-    unique_key, concurrency_key, expires_at, trace_context, created_at, updated_at)
+    unique_key, concurrency_key, expires_at, trace_context, created_at, updated_at${ranked ? ', tenant, fair_rank' : ''})
   overriding system value
   select id, queue, kind, coalesce(payload, 'null'), coalesce(priority, 0), due, max_attempts,
     unique_key, concurrency_key,
     case when expiry <= due or due >= '10000-01-01Z' or expiry >= '10000-01-01Z'
       then ${s.quoted}.refuse_job_times(due, expiry, expires_in_ms is not null) else expiry end,
-    trace_context, ${NOW}, ${NOW}
-  from numbered
+    trace_context, ${NOW}, ${NOW}${ranked ? ', tenant, rank' : ''}
+  from numbered${ranked ? ' left join ranked using (id)' : ''}
   ${onConflict}
   returning *
 ),
