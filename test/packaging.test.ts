@@ -178,6 +178,12 @@ const pglite = await import('jobvisor/pglite').then(() => 'loaded', (error) => e
 console.log(JSON.stringify({ state: row.state, result: row.result, pglite }));
 `;
 
+/** For `jobvisor worker`: the queue POSTGRES_ONLY enqueued to. */
+const WORKER_MODULE = `
+import { defineQueue } from 'jobvisor';
+export const queues = [defineQueue('hello', { handlers: { greet: async () => null } })];
+`;
+
 /** Bytes of file content under `dir`, as `du --apparent-size` counts them. */
 async function contentBytes(dir: string): Promise<number> {
   let total = 0;
@@ -236,6 +242,7 @@ describe('the package, packed and installed as users install it', { timeout: 120
         ok('npm', [...INSTALL, '--omit=dev', tarball], postgresOnly),
       ]);
       writeFileSync(join(postgresOnly, 'postgres-only.mjs'), POSTGRES_ONLY);
+      writeFileSync(join(postgresOnly, 'worker.mjs'), WORKER_MODULE);
     })();
     await Promise.all([fromGit, fromTarball]);
     for (const dir of Object.values(projects)) {
@@ -308,6 +315,16 @@ describe('the package, packed and installed as users install it', { timeout: 120
           const out = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
           expect(out).toMatchObject({ state: 'completed', result: 'hello, world' });
           expect(out.pglite).toContain("Cannot find package '@electric-sql/pglite'");
+
+          // Without pino-pretty, the CLI worker asked for readable lines writes JSON lines.
+          const worker = await run(
+            'npx',
+            ['--no-install', 'jobvisor', 'worker', 'worker.mjs', '--drain', '--log-format', 'pretty', '--database-url', url, '--schema', schema],
+            postgresOnly,
+          );
+          expect(worker.code, worker.stderr).toBe(0);
+          expect(worker.stderr).toContain('readable log lines needs pino-pretty, which is not installed: npm install pino-pretty; writing JSON lines');
+          for (const line of worker.stdout.split('\n').filter(Boolean)) expect(() => JSON.parse(line), line).not.toThrow();
         } finally {
           await dropSchema(pool, schema);
           await pool.end();
