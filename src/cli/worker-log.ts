@@ -9,8 +9,8 @@
  */
 import { pino, type Logger as Pino } from 'pino';
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
-import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
 import { PeerDependencyMissingError } from '../errors.js';
+import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
 import { jobLogLine } from '../telemetry/job-log.js';
 import type { JobErrorInfo, Logger } from '../types.js';
 import { importOptionalPeer } from './optional-peer.js';
