@@ -130,6 +130,17 @@ export class TransactionPoolerError extends JobvisorError {
   }
 }
 
+/** An optional peer dependency that a feature needs is not installed: `@electric-sql/pglite`
+ *  for the embedded store (the CLI without a database URL, the demo), `pino-pretty` for
+ *  readable log lines. `packageName` names it; the message says how to install it. */
+export class PeerDependencyMissingError extends JobvisorError {
+  readonly packageName: string;
+  constructor(packageName: string, neededFor: string, options?: { cause?: unknown }) {
+    super('peer_dependency_missing', `${neededFor} needs ${packageName}, which is not installed: npm install ${packageName}`, options);
+    this.packageName = packageName;
+  }
+}
+
 /** A queue or kind was named that no registered queue knows. */
 export class UnknownQueueError extends JobvisorError {
   readonly queue: string;

@@ -52,6 +52,7 @@ export {
   JobExpired,
   JobNotFoundError,
   JobvisorError,
+  PeerDependencyMissingError,
   PermanentJobError,
   SchemaVersionError,
   SkipJobError,

@@ -2,22 +2,26 @@
  * The package as users get it, from a copy of this working tree (no dist/, no node_modules):
  * packed with `npm pack` (whose `prepare` builds dist/) and installed into a scratch project
  * that `npm init -y` made (CommonJS, as npm makes it), and installed from a git URL into
- * another. In each: the quick start runs, every subpath loads with `require()` and `import`,
- * `npx jobvisor --help` works, and the public types check with `skipLibCheck: false`.
+ * another, both with the optional peer PGlite. In each: the quick start runs, every subpath
+ * loads with `require()` and `import`, `npx jobvisor --help` works, and the public types check
+ * with `skipLibCheck: false`. A third project installs the tarball alone, as a Postgres-only
+ * user does (`--omit=dev`, no optional peers): it stays within its size budget, and the main
+ * entry and `jobvisor/postgres` load and run a job on PostgreSQL without PGlite.
  *
  * Slow (npm installs; the git install also installs the dev dependencies to build): one
- * tarball and two installs shared by every test of this file, the two installs in parallel.
+ * tarball and three installs shared by every test of this file, in parallel.
  * Dependencies come from npm's cache when it has them (`--prefer-offline`).
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
+import { describePostgres, dropSchema, freshSchema, testPool } from './support/postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -25,6 +29,10 @@ const SUBPATHS = Object.keys(pkg.exports)
   .filter((key) => key !== './package.json')
   .map((key) => `jobvisor${key.slice(1)}`);
 const INSTALL = ['install', '--prefer-offline', '--no-audit', '--no-fund'];
+/** The optional peer for the embedded store, at the version the tests use. */
+const PGLITE = `@electric-sql/pglite@${pkg.devDependencies['@electric-sql/pglite']}`;
+/** What a Postgres-only install may weigh: node_modules, in bytes of file content (issue 27). */
+const POSTGRES_ONLY_BUDGET = 15_000_000;
 
 interface Run {
   code: number;
@@ -151,6 +159,42 @@ export const queue = jobvisor.defineQueue('cjs', { handlers: { echo: async () =>
 export const store = memory.memoryStore();
 `;
 
+/** The main entry and jobvisor/postgres without PGlite: a job enqueued and run on PostgreSQL,
+ *  and what importing jobvisor/pglite says. */
+const POSTGRES_ONLY = `
+import { createSupervisor, defineQueue } from 'jobvisor';
+import { postgresStore } from 'jobvisor/postgres';
+
+const store = postgresStore({ connectionString: process.env.DATABASE_URL, schema: process.env.SCHEMA });
+const hello = defineQueue('hello', { handlers: { greet: async ({ payload }) => 'hello, ' + payload.name } });
+const quiet = { debug() {}, info() {}, warn: console.warn, error: console.error };
+const supervisor = createSupervisor({ store, queues: [hello], migrate: true, logger: quiet });
+await store.migrate();
+const { job } = await hello.enqueue(store, 'greet', { name: 'world' });
+await supervisor.drain();
+const row = await store.getJob({ id: job.id });
+await store.close();
+const pglite = await import('jobvisor/pglite').then(() => 'loaded', (error) => error.message);
+console.log(JSON.stringify({ state: row.state, result: row.result, pglite }));
+`;
+
+/** For `jobvisor worker`: the queue POSTGRES_ONLY enqueued to. */
+const WORKER_MODULE = `
+import { defineQueue } from 'jobvisor';
+export const queues = [defineQueue('hello', { handlers: { greet: async () => null } })];
+`;
+
+/** Bytes of file content under `dir`, as `du --apparent-size` counts them. */
+async function contentBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await contentBytes(path);
+    else if (entry.isFile()) total += (await lstat(path)).size;
+  }
+  return total;
+}
+
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -169,8 +213,10 @@ const TSCONFIG = {
 describe('the package, packed and installed as users install it', { timeout: 120_000 }, () => {
   let root: string;
   let packed: { files: { path: string }[] };
-  /** Projects with the package installed: from the tarball, and from a git URL. */
+  /** Projects with the package and PGlite installed: from the tarball, and from a git URL. */
   const projects = { tarball: '', git: '' };
+  /** A project with the tarball alone, production dependencies only. */
+  let postgresOnly: string;
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'jobvisor-package-'));
@@ -178,9 +224,10 @@ describe('the package, packed and installed as users install it', { timeout: 120
     await copyWorkingTree(source);
     projects.tarball = join(root, 'from-tarball');
     projects.git = join(root, 'from-git');
-    await Promise.all([scratchProject(projects.tarball), scratchProject(projects.git)]);
+    postgresOnly = join(root, 'postgres-only');
+    await Promise.all([scratchProject(projects.tarball), scratchProject(projects.git), scratchProject(postgresOnly)]);
 
-    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`], projects.git);
+    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`, PGLITE], projects.git);
     const fromTarball = (async () => {
       // The build needs the dev dependencies; a symlink after the commit, so that the git
       // install above clones none.
@@ -189,7 +236,13 @@ describe('the package, packed and installed as users install it', { timeout: 120
         { filename: string; files: { path: string }[] },
       ];
       packed = result;
-      await ok('npm', [...INSTALL, join(root, result.filename)], projects.tarball);
+      const tarball = join(root, result.filename);
+      await Promise.all([
+        ok('npm', [...INSTALL, tarball, PGLITE], projects.tarball),
+        ok('npm', [...INSTALL, '--omit=dev', tarball], postgresOnly),
+      ]);
+      writeFileSync(join(postgresOnly, 'postgres-only.mjs'), POSTGRES_ONLY);
+      writeFileSync(join(postgresOnly, 'worker.mjs'), WORKER_MODULE);
     })();
     await Promise.all([fromGit, fromTarball]);
     for (const dir of Object.values(projects)) {
@@ -240,6 +293,50 @@ describe('the package, packed and installed as users install it', { timeout: 120
       const { code, stdout } = await run('npx', ['--no-install', 'jobvisor', '--help'], projects[from]);
       expect(code).toBe(0);
       expect(stdout).toMatch(/^Usage: jobvisor /);
+    });
+  });
+
+  describe('installed alone, for PostgreSQL only', () => {
+    it('has neither optional peer, and weighs at most 15 MB', async () => {
+      expect(existsSync(join(postgresOnly, 'node_modules/@electric-sql/pglite'))).toBe(false);
+      expect(existsSync(join(postgresOnly, 'node_modules/pino-pretty'))).toBe(false);
+      expect(await contentBytes(join(postgresOnly, 'node_modules'))).toBeLessThanOrEqual(POSTGRES_ONLY_BUDGET);
+    });
+
+    describePostgres('against the test server', (url) => {
+      it('the main entry and jobvisor/postgres load and run a job; jobvisor/pglite names the missing package', async () => {
+        const schema = freshSchema('packaging');
+        const pool = testPool(url);
+        try {
+          const result = await promisify(execFile)(process.execPath, ['postgres-only.mjs'], {
+            cwd: postgresOnly,
+            env: { ...process.env, DATABASE_URL: url, SCHEMA: schema },
+          });
+          const out = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+          expect(out).toMatchObject({ state: 'completed', result: 'hello, world' });
+          expect(out.pglite).toContain("Cannot find package '@electric-sql/pglite'");
+
+          // Without pino-pretty, the CLI worker asked for readable lines writes JSON lines.
+          const worker = await run(
+            'npx',
+            ['--no-install', 'jobvisor', 'worker', 'worker.mjs', '--drain', '--log-format', 'pretty', '--database-url', url, '--schema', schema],
+            postgresOnly,
+          );
+          expect(worker.code, worker.stderr).toBe(0);
+          expect(worker.stderr).toContain('readable log lines needs pino-pretty, which is not installed: npm install pino-pretty; writing JSON lines');
+          for (const line of worker.stdout.split('\n').filter(Boolean)) expect(() => JSON.parse(line), line).not.toThrow();
+        } finally {
+          await dropSchema(pool, schema);
+          await pool.end();
+        }
+      });
+    });
+
+    it('the demo (the embedded database) says which package it needs', async () => {
+      const { code, stderr } = await run('npx', ['--no-install', 'jobvisor', 'demo'], postgresOnly);
+      expect(code).toBe(4);
+      expect(stderr).toContain('needs @electric-sql/pglite, which is not installed: npm install @electric-sql/pglite');
+      expect(existsSync(join(postgresOnly, '.jobvisor'))).toBe(false);
     });
   });
 

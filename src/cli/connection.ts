@@ -24,9 +24,10 @@ import { redactUrl } from '../adapters/postgres/connection-failure.js';
 import { assertPostgresUrl } from '../adapters/postgres/connection-string.js';
 import { DEFAULT_SCHEMA, sqlSchema } from '../adapters/sql/sql-schema.js';
 import type { SqlJobStore } from '../adapters/sql/sql-store.js';
-import { SchemaVersionError } from '../errors.js';
+import { PeerDependencyMissingError, SchemaVersionError } from '../errors.js';
 import type { Logger } from '../types.js';
 import { CliError, describeError, EXIT } from './cli-error.js';
+import { importOptionalPeer } from './optional-peer.js';
 import { notice } from './output.js';
 import { parsePoolSize, parsePositiveInteger, parseSchema } from './parse.js';
 
@@ -126,10 +127,17 @@ async function openEmbedded(dataDir: string, schema: string, open: OpenOptions):
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   const unavailable = (error: unknown) =>
     new CliError(EXIT.unavailable, `cannot open the embedded database in ${label}: ${describeError(error)}`);
+  const { pgliteStore, DataDirLockedError } = await importOptionalPeer(
+    '@electric-sql/pglite',
+    'the embedded database (no --database-url)',
+    () => import('../adapters/pglite/index.js'),
+  ).catch((error: unknown) => {
+    if (!(error instanceof PeerDependencyMissingError)) throw unavailable(error);
+    throw new CliError(EXIT.unavailable, `${error.message}; or use PostgreSQL with --database-url`);
+  });
   await mkdir(dir, { recursive: true }).catch((error: unknown) => {
     throw unavailable(error);
   });
-  const { pgliteStore, DataDirLockedError } = await import('../adapters/pglite/index.js');
   let store: SqlJobStore;
   try {
     // Locks the directory while open: one process at a time.

@@ -5,24 +5,35 @@
  * events of the job actors: the supervisor needs no hook for it, and runs no slower without.
  *
  * Loaded by the worker command only: the other commands start without pino-pretty or XState.
+ * pino-pretty is an optional peer: without it, pretty falls back to JSON lines, with a notice.
  */
 import { pino, type Logger as Pino } from 'pino';
-import pretty from 'pino-pretty';
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
+import { PeerDependencyMissingError } from '../errors.js';
 import { type JobActorFinalState, type JobMachineContext, jobMachine } from '../machines/job-machine.js';
 import { jobLogLine } from '../telemetry/job-log.js';
 import type { JobErrorInfo, Logger } from '../types.js';
+import { importOptionalPeer } from './optional-peer.js';
+import { notice } from './output.js';
 
 export type LogFormat = 'pretty' | 'json';
 
 /** Fields of job events, which the pretty line says in its message instead. */
 const JOB_EVENT_FIELDS = ['job', 'jobEvent', 'durationMs', 'delayMs', 'error'];
 
-export function workerLogger(level: string, format: LogFormat): Pino {
+export async function workerLogger(level: string, format: LogFormat): Promise<Pino> {
   const options = { name: 'jobvisor', level };
   // On process.stdout, not a file descriptor of pino's own, so that a closed stdout is
   // handled in one place (output.ts).
   if (format === 'json') return pino(options, process.stdout);
+  let pretty: typeof import('pino-pretty');
+  try {
+    ({ default: pretty } = await importOptionalPeer('pino-pretty', 'readable log lines', () => import('pino-pretty')));
+  } catch (error) {
+    if (!(error instanceof PeerDependencyMissingError)) throw error;
+    notice(`${error.message}; writing JSON lines`);
+    return pino(options, process.stdout);
+  }
   return pino(
     options,
     pretty({

@@ -50,7 +50,7 @@ export function workerCommand(): Command {
         import('../../supervisor/supervisor.js'),
         import('../worker-log.js'),
       ]);
-      const logger = workerLogger(options.logLevel, options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'));
+      const logger = await workerLogger(options.logLevel, options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'));
       // A handler's fire-and-forget promise that rejects would end the process, and every job
       // running in it, by Node's default. The library installs no global handler (the process
       // is not its own); this one is ours: log it, keep running.
