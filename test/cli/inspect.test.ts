@@ -90,7 +90,7 @@ describePostgres('jobvisor inspect on PostgreSQL', (url) => {
     const base = /^inspector for .*: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stdout)![1]!;
     const token = /^token: (\S+)$/m.exec(stdout)![1]!;
     const info = (await (await fetch(new URL('/api/info', base))).json()) as { queues: unknown };
-    expect(info.queues).toEqual([{ name: 'mail', kinds: ['send', 'bounce', 'slow'] }]);
+    expect(info.queues).toEqual([{ name: 'mail', kinds: ['send', 'bounce', 'slow'], limits: expect.objectContaining({ concurrency: expect.any(Number), maxAttempts: expect.any(Number) }) }]);
     const enqueue = (kind: string) =>
       fetch(new URL('/api/jobs', base), {
         method: 'POST',
