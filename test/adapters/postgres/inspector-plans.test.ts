@@ -5,6 +5,7 @@ import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-j
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
 import { GET_THROUGHPUT_SUMMARY, SAVE_THROUGHPUT_SUMMARY } from '../../../src/adapters/sql/queries/throughput-summary.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
+import { GET_QUEUE_DEPTHS } from '../../../src/adapters/sql/queries/get-queue-depths.js';
 import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
@@ -84,6 +85,15 @@ describePostgres('inspector reads: plans', (url) => {
     const text = await plan(GET_QUEUE_BACKLOGS, [10_000]);
     expect(text).toContain('jobs_unhappy_idx');
     expect(text).toContain('jobs_lease_expiry_idx');
+  });
+
+  it('queue depths for metrics: through the partial indexes of live jobs and of unhappy ones, never a scan of jobs', async () => {
+    // Index-only scans once vacuum has marked the pages all-visible; a bitmap scan of the same
+    // index before (or while another session's snapshot keeps vacuum from marking them).
+    const text = await plan(GET_QUEUE_DEPTHS, [null]);
+    expect(text, text).toContain('jobs_live_idx');
+    expect(text, text).toMatch(/jobs_unhappy_idx|jobs_finished_idx/);
+    expect(text, text).not.toContain('Seq Scan');
   });
 
   it('throughput: the last minutes of history through the BRIN index, jobs by primary key', async () => {
