@@ -25,6 +25,8 @@ const SUBPATHS = Object.keys(pkg.exports)
   .filter((key) => key !== './package.json')
   .map((key) => `jobvisor${key.slice(1)}`);
 const INSTALL = ['install', '--prefer-offline', '--no-audit', '--no-fund'];
+/** jobvisor/prometheus needs its optional peer, which an app that scrapes has installed. */
+const PROM_CLIENT = `prom-client@${pkg.devDependencies['prom-client']}`;
 
 interface Run {
   code: number;
@@ -124,6 +126,7 @@ import { memoryStore } from 'jobvisor/memory';
 import { postgresStore, type PostgresStoreOptions } from 'jobvisor/postgres';
 import { pgliteStore, type PgliteStoreOptions } from 'jobvisor/pglite';
 import { startInspector, type InspectorOptions } from 'jobvisor/inspector';
+import { registerMetrics, type RegisterMetricsOptions } from 'jobvisor/prometheus';
 import { createTestClock, drain, runJob } from 'jobvisor/testing';
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
@@ -131,6 +134,7 @@ type IsAny<T> = 0 extends 1 & T ? true : false;
 export const poolIsTyped: IsAny<PostgresStoreOptions['pool']> = false;
 export const pgliteIsTyped: IsAny<PgliteStoreOptions> = false;
 export const inspectorIsTyped: IsAny<InspectorOptions> = false;
+export const metricsOptionsAreTyped: IsAny<RegisterMetricsOptions['registry']> = false;
 
 const places = defineQueue('places', {
   handlers: { collect: async ({ payload }: Job<{ placeId: string }>) => ({ photos: payload.placeId.length }) },
@@ -141,6 +145,7 @@ export const ok = places.enqueue(store, 'collect', { placeId: 'p1' });
 // @ts-expect-error: the payload is checked against the handler's
 export const wrong = places.enqueue(store, 'collect', { placeId: 1 });
 export const stores = [postgresStore, pgliteStore, startInspector, createTestClock, drain, runJob];
+export const metrics = registerMetrics({ store, supervisors: [supervisor] });
 export type Row = JobRecord<{ placeId: string }>;
 `;
 
@@ -180,7 +185,7 @@ describe('the package, packed and installed as users install it', { timeout: 120
     projects.git = join(root, 'from-git');
     await Promise.all([scratchProject(projects.tarball), scratchProject(projects.git)]);
 
-    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`], projects.git);
+    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`, PROM_CLIENT], projects.git);
     const fromTarball = (async () => {
       // The build needs the dev dependencies; a symlink after the commit, so that the git
       // install above clones none.
@@ -189,7 +194,7 @@ describe('the package, packed and installed as users install it', { timeout: 120
         { filename: string; files: { path: string }[] },
       ];
       packed = result;
-      await ok('npm', [...INSTALL, join(root, result.filename)], projects.tarball);
+      await ok('npm', [...INSTALL, join(root, result.filename), PROM_CLIENT], projects.tarball);
     })();
     await Promise.all([fromGit, fromTarball]);
     for (const dir of Object.values(projects)) {
