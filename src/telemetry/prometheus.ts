@@ -4,15 +4,15 @@
  * content type (Prometheus or OpenMetrics) are the ones it already has. prom-client is an
  * optional peer dependency: only this subpath imports it.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type OpenMetricsContentType, type PrometheusContentType, type Registry } from 'prom-client';
 import type { BacklogState, JobStore, QueueDepth } from '../adapters/store.js';
 import type { QueueCounters } from '../supervisor/counters.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { DURATION_BUCKETS, type QueueMetrics } from './metrics.js';
 
 export interface RegisterMetricsOptions {
-  /** Where the collectors go. Default: prom-client's global `register`. */
-  registry?: Registry;
+  /** Where the collectors go, in either content type. Default: prom-client's global `register`. */
+  registry?: AnyRegistry;
   /** Jobs per queue and state and the oldest due job's age, read from the store on each
    *  scrape: one statement over indexes of unfinished jobs. Default: not read. */
   store?: JobStore;
@@ -24,6 +24,8 @@ export interface RegisterMetricsOptions {
    *  registry. Default false: an app with a registry usually collects them already. */
   processMetrics?: boolean;
 }
+
+type AnyRegistry = Registry<PrometheusContentType> | Registry<OpenMetricsContentType>;
 
 export interface RegisteredMetrics {
   /** Removes jobvisor's collectors from the registry (not the process metrics) and stops
@@ -38,7 +40,7 @@ const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running
 
 /** Registers jobvisor's collectors on `registry`; they read the store and supervisors on scrape. */
 export function registerMetrics(options: RegisterMetricsOptions = {}): RegisteredMetrics {
-  const registry = options.registry ?? register;
+  const registry: AnyRegistry = options.registry ?? register;
   const registers = [registry];
   const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
   if (options.store) storeMetrics(options.store, registers);
@@ -54,7 +56,7 @@ export function registerMetrics(options: RegisterMetricsOptions = {}): Registere
   };
 }
 
-function storeMetrics(store: JobStore, registers: Registry[]): void {
+function storeMetrics(store: JobStore, registers: AnyRegistry[]): void {
   // Every gauge of one scrape shares one read: the registry collects its metrics at once. A
   // failed read (the database is down) fails no scrape, which would hide the app's other
   // metrics too: the counts go missing and jobvisor_store_up says 0.
@@ -97,7 +99,7 @@ function storeMetrics(store: JobStore, registers: Registry[]): void {
 }
 
 /** Registers the supervisors' metrics; returns what stops feeding the histograms. */
-function supervisorMetrics(supervisors: readonly Supervisor[], registers: Registry[]): () => void {
+function supervisorMetrics(supervisors: readonly Supervisor[], registers: AnyRegistry[]): () => void {
   /** Per queue, summed over the supervisors. */
   const perQueue = (value: (q: QueueCounters) => number): Map<string, number> => {
     const sums = new Map<string, number>();

@@ -1,4 +1,4 @@
-import { Registry, register } from 'prom-client';
+import { openMetricsContentType, Registry, register, type OpenMetricsContentType } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { createSupervisor, defineQueue, type Job } from '../../src/index.js';
@@ -146,6 +146,21 @@ describe('registerMetrics', () => {
     expect((await register.metrics()).split('\n')).toContain('jobvisor_jobs{queue="a",state="pending",worker="web-1"} 1');
     metrics.unregister();
     expect(await register.metrics()).not.toContain('jobvisor_');
+  });
+
+  it('joins an OpenMetrics registry as well', async () => {
+    const store = memoryStore();
+    const queue = defineQueue('a', { handlers: { x: async () => ({}) } });
+    const supervisor = createSupervisor({ store, queues: [queue] });
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(openMetricsContentType);
+    registerMetrics({ registry, store, supervisors: [supervisor] });
+    await queue.enqueue(store, 'x', {});
+    await supervisor.drain();
+    const text = await registry.metrics();
+    expect(text.split('\n')).toEqual(expect.arrayContaining(['# TYPE jobvisor_claims counter', 'jobvisor_claims_total{queue="a"} 1']));
+    expect(text.endsWith('# EOF\n')).toBe(true);
+    await supervisor.stop({ graceMs: 0 });
   });
 
   it('adds prom-client\'s process metrics only when asked', async () => {
