@@ -62,8 +62,6 @@ export {
 } from './errors.js';
 export { sendSignal } from './signals.js';
 export type { SendSignalOptions } from './signals.js';
-export { prometheusMetrics } from './telemetry/prometheus.js';
-export type { PrometheusMetricsOptions } from './telemetry/prometheus.js';
 export type { Histogram, HistogramSnapshot, QueueMetrics, SupervisorMetrics } from './telemetry/metrics.js';
 export { FINAL_JOB_STATES, JOB_STATES, systemClock } from './types.js';
 export type {

@@ -31,6 +31,8 @@ const SUBPATHS = Object.keys(pkg.exports)
 const INSTALL = ['install', '--prefer-offline', '--no-audit', '--no-fund'];
 /** The optional peer for the embedded store, at the version the tests use. */
 const PGLITE = `@electric-sql/pglite@${pkg.devDependencies['@electric-sql/pglite']}`;
+/** jobvisor/prometheus needs its optional peer, which an app that scrapes has installed. */
+const PROM_CLIENT = `prom-client@${pkg.devDependencies['prom-client']}`;
 /** What a Postgres-only install may weigh: node_modules, in bytes of file content (issue 27). */
 const POSTGRES_ONLY_BUDGET = 15_000_000;
 
@@ -132,6 +134,7 @@ import { memoryStore } from 'jobvisor/memory';
 import { postgresStore, type PostgresStoreOptions } from 'jobvisor/postgres';
 import { pgliteStore, type PgliteStoreOptions } from 'jobvisor/pglite';
 import { startInspector, type InspectorOptions } from 'jobvisor/inspector';
+import { registerMetrics, type RegisterMetricsOptions } from 'jobvisor/prometheus';
 import { createTestClock, drain, runJob } from 'jobvisor/testing';
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
@@ -139,6 +142,7 @@ type IsAny<T> = 0 extends 1 & T ? true : false;
 export const poolIsTyped: IsAny<PostgresStoreOptions['pool']> = false;
 export const pgliteIsTyped: IsAny<PgliteStoreOptions> = false;
 export const inspectorIsTyped: IsAny<InspectorOptions> = false;
+export const metricsOptionsAreTyped: IsAny<RegisterMetricsOptions['registry']> = false;
 
 const places = defineQueue('places', {
   handlers: { collect: async ({ payload }: Job<{ placeId: string }>) => ({ photos: payload.placeId.length }) },
@@ -149,6 +153,7 @@ export const ok = places.enqueue(store, 'collect', { placeId: 'p1' });
 // @ts-expect-error: the payload is checked against the handler's
 export const wrong = places.enqueue(store, 'collect', { placeId: 1 });
 export const stores = [postgresStore, pgliteStore, startInspector, createTestClock, drain, runJob];
+export const metrics = registerMetrics({ store, supervisors: [supervisor] });
 export type Row = JobRecord<{ placeId: string }>;
 `;
 
@@ -227,7 +232,7 @@ describe('the package, packed and installed as users install it', { timeout: 120
     postgresOnly = join(root, 'postgres-only');
     await Promise.all([scratchProject(projects.tarball), scratchProject(projects.git), scratchProject(postgresOnly)]);
 
-    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`, PGLITE], projects.git);
+    const fromGit = ok('npm', [...INSTALL, `git+file://${source}`, PGLITE, PROM_CLIENT], projects.git);
     const fromTarball = (async () => {
       // The build needs the dev dependencies; a symlink after the commit, so that the git
       // install above clones none.
@@ -238,7 +243,7 @@ describe('the package, packed and installed as users install it', { timeout: 120
       packed = result;
       const tarball = join(root, result.filename);
       await Promise.all([
-        ok('npm', [...INSTALL, tarball, PGLITE], projects.tarball),
+        ok('npm', [...INSTALL, tarball, PGLITE, PROM_CLIENT], projects.tarball),
         ok('npm', [...INSTALL, '--omit=dev', tarball], postgresOnly),
       ]);
       writeFileSync(join(postgresOnly, 'postgres-only.mjs'), POSTGRES_ONLY);

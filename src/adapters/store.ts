@@ -381,6 +381,16 @@ export interface QueueBacklog {
   oldestRunAt: Date | null;
 }
 
+/** One queue's exact depth, for metrics (getQueueDepths). */
+export interface QueueDepth {
+  queue: string;
+  /** Jobs per state, exact; completed jobs are not counted. */
+  counts: Record<BacklogState, number>;
+  /** Seconds, by the store's clock, since the earliest `runAt` among the queue's pending and
+   *  retrying jobs that are due; 0 when none is due. */
+  oldestDueAgeSeconds: number;
+}
+
 export interface CountJobTransitionsParams {
   /** Transitions at or after this time. */
   since: Date;
@@ -643,6 +653,10 @@ export interface JobStore {
   cancelJobsMatching(params: JobFilters & { max: number }): Promise<BulkResult>;
   /** Per queue that has any job in a backlog state: its counts, capped, and oldest runAt. */
   getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]>;
+  /** Per queue that has any job in a backlog state: exact counts and the age of its oldest due
+   *  job, by queue name (byte order). Reads indexes of unfinished and of dead, skipped and
+   *  cancelled jobs only: its cost grows with those, never with the completed history. */
+  getQueueDepths(): Promise<QueueDepth[]>;
   /** Transitions per queue, state entered and time bucket: throughput from the history. */
   countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]>;
   /** Per queue and bucket since a time: completed, retried and dead jobs, and the run time

@@ -36,7 +36,7 @@ export interface Supervisor {
   readonly workerId: string;
   /** Live counters by queue; `supervisor.counters.getSnapshot().context`, or subscribe. */
   readonly counters: CountersStore;
-  /** Attempt durations and queue lag per queue, as histograms (see `prometheusMetrics`). */
+  /** Attempt durations and queue lag per queue, as histograms (see `registerMetrics` in `jobvisor/prometheus`). */
   readonly metrics: SupervisorMetrics;
   /** The supervisor's own actor, for inspection. */
   readonly actor: AnyActorRef;

@@ -1,8 +1,8 @@
 /**
  * The supervisor's own measurements, per queue: how long attempts ran and how long jobs
  * waited past their `runAt` before a worker claimed them. Fixed-bucket histograms, cheap
- * enough to feed from the hot path (an array walk and two additions per job); rendered for
- * Prometheus by prometheus.ts.
+ * enough to feed from the hot path (an array walk and two additions per job); read on scrape
+ * by prometheus.ts.
  */
 
 /** Upper bounds in seconds, Prometheus' defaults stretched to an hour for long jobs. */
@@ -25,6 +25,8 @@ export class Histogram {
   readonly #hits: number[];
   #sum = 0;
   #count = 0;
+  /** Called with each observation: how registerMetrics feeds prom-client's histograms. */
+  readonly #listeners = new Set<(value: number) => void>();
 
   constructor(bounds: readonly number[] = DURATION_BUCKETS) {
     this.#bounds = bounds;
@@ -32,6 +34,7 @@ export class Histogram {
   }
 
   observe(value: number): void {
+    for (const listener of this.#listeners) listener(value);
     this.#sum += value;
     this.#count += 1;
     const bounds = this.#bounds;
@@ -41,6 +44,12 @@ export class Histogram {
         return;
       }
     }
+  }
+
+  /** Calls `listener` with every observation from now on, until the returned function is called. */
+  listen(listener: (value: number) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   snapshot(): HistogramSnapshot {
@@ -67,6 +76,11 @@ export class SupervisorMetrics {
 
   queue(name: string): QueueMetrics | undefined {
     return this.#queues.get(name);
+  }
+
+  /** Every queue's name and histograms. */
+  queues(): IterableIterator<[string, QueueMetrics]> {
+    return this.#queues.entries();
   }
 
   /** Per queue: its histograms as they stand. */

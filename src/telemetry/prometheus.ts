@@ -1,21 +1,36 @@
 /**
- * Metrics in Prometheus' text exposition format (version 0.0.4), for a `/metrics` endpoint:
- * the store's backlog (shared by every worker) and each supervisor's own counters and
- * histograms (this process only; Prometheus sums them across processes).
+ * jobvisor's metrics on the application's own prom-client registry (`jobvisor/prometheus`):
+ * collectors read on each scrape, so the app's `/metrics` endpoint, default labels and
+ * content type (Prometheus or OpenMetrics) are the ones it already has. prom-client is an
+ * optional peer dependency: only this subpath imports it.
  */
-import type { BacklogState, JobStore } from '../adapters/store.js';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type OpenMetricsContentType, type PrometheusContentType, type Registry } from 'prom-client';
+import type { BacklogState, JobStore, QueueDepth } from '../adapters/store.js';
 import type { QueueCounters } from '../supervisor/counters.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
-import type { HistogramSnapshot } from './metrics.js';
+import { DURATION_BUCKETS, type QueueMetrics } from './metrics.js';
 
-export interface PrometheusMetricsOptions {
-  /** Jobs per queue and state, read from the store: one bounded query. Default: not read. */
+export interface RegisterMetricsOptions {
+  /** Where the collectors go, in either content type. Default: prom-client's global `register`. */
+  registry?: AnyRegistry;
+  /** Jobs per queue and state and the oldest due job's age, read from the store on each
+   *  scrape: one statement over indexes of unfinished jobs. Default: not read. */
   store?: JobStore;
   /** This process's supervisors: attempts by outcome, claims, running jobs, attempt durations
-   *  and queue lag. Default none. */
+   *  and queue lag, summed per queue. The histograms count from this call on, so register
+   *  before `start()`. Default none. */
   supervisors?: readonly Supervisor[];
-  /** Each backlog count stops at this many (a count equal to it means at least). Default 10,000. */
-  maxCount?: number;
+  /** Also prom-client's process and Node.js metrics (`collectDefaultMetrics`) on the same
+   *  registry. Default false: an app with a registry usually collects them already. */
+  processMetrics?: boolean;
+}
+
+type AnyRegistry = Registry<PrometheusContentType> | Registry<OpenMetricsContentType>;
+
+export interface RegisteredMetrics {
+  /** Removes jobvisor's collectors from the registry (not the process metrics) and stops
+   *  feeding its histograms. */
+  unregister(): void;
 }
 
 /** The attempt outcomes counted per queue, as the supervisor's counters name them. */
@@ -23,78 +38,127 @@ const OUTCOMES = ['completed', 'retrying', 'snoozed', 'dead', 'skipped', 'cancel
 /** Every state a job is counted in; `waiting`: jobs of flows waiting for others (workflows.md). */
 const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
-export async function prometheusMetrics(options: PrometheusMetricsOptions): Promise<string> {
-  const out = new Exposition();
-  if (options.store) {
-    const backlogs = await options.store.getQueueBacklogs({ maxCount: options.maxCount ?? 10_000 });
-    out.family('jobvisor_jobs', 'gauge', 'Jobs in the store per queue and state, each count capped at maxCount; completed jobs are not counted.');
-    for (const b of backlogs) for (const state of BACKLOG_STATES) out.sample('jobvisor_jobs', { queue: b.queue, state }, b.counts[state]);
-    out.family('jobvisor_queue_oldest_run_at_seconds', 'gauge', 'Unix time of the earliest runAt among the queue\'s pending and retrying jobs.');
-    for (const b of backlogs) {
-      if (b.oldestRunAt) out.sample('jobvisor_queue_oldest_run_at_seconds', { queue: b.queue }, b.oldestRunAt.getTime() / 1000);
-    }
-  }
+/** Registers jobvisor's collectors on `registry`; they read the store and supervisors on scrape. */
+export function registerMetrics(options: RegisterMetricsOptions = {}): RegisteredMetrics {
+  const registry: AnyRegistry = options.registry ?? register;
+  const registers = [registry];
+  const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
+  if (options.store) storeMetrics(options.store, registers);
   const supervisors = options.supervisors ?? [];
-  if (supervisors.length === 0) return out.text();
-  const each = supervisors.map((s) => ({ worker: s.workerId, counters: s.counters.getSnapshot().context.queues, metrics: s.metrics.snapshot() }));
-  const perQueue = (name: string, help: string, type: string, value: (q: QueueCounters) => number) => {
-    out.family(name, type, help);
-    for (const { worker, counters } of each) {
-      for (const [queue, q] of Object.entries(counters)) out.sample(name, { worker, queue }, value(q));
-    }
+  const stopListening = supervisors.length > 0 ? supervisorMetrics(supervisors, registers) : () => {};
+  const ours = registry.getMetricsAsArray().map((m) => m.name).filter((name) => !before.has(name));
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  return {
+    unregister: () => {
+      stopListening();
+      for (const name of ours) registry.removeSingleMetric(name);
+    },
   };
-  out.family('jobvisor_attempts_total', 'counter', 'Attempts this process ran to an end, per queue and outcome.');
-  for (const { worker, counters } of each) {
-    for (const [queue, q] of Object.entries(counters)) {
-      for (const outcome of OUTCOMES) out.sample('jobvisor_attempts_total', { worker, queue, outcome }, q[outcome]);
+}
+
+function storeMetrics(store: JobStore, registers: AnyRegistry[]): void {
+  // Every gauge of one scrape shares one read: the registry collects its metrics at once. A
+  // failed read (the database is down) fails no scrape, which would hide the app's other
+  // metrics too: the counts go missing and jobvisor_store_up says 0.
+  let reading: Promise<QueueDepth[] | null> | undefined;
+  const read = () =>
+    (reading ??= store.getQueueDepths().then(
+      (depths) => depths,
+      () => null,
+    ).finally(() => (reading = undefined)));
+  new Gauge({
+    name: 'jobvisor_store_up',
+    help: 'Whether this scrape read the store: 1, or 0 when the read failed and the store\'s counts are missing.',
+    registers,
+    async collect() {
+      this.set((await read()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'jobvisor_jobs',
+    help: 'Jobs in the store per queue and state, exact; completed jobs are not counted.',
+    labelNames: ['queue', 'state'] as const,
+    registers,
+    async collect() {
+      const depths = await read();
+      this.reset();
+      for (const d of depths ?? []) for (const state of BACKLOG_STATES) this.set({ queue: d.queue, state }, d.counts[state]);
+    },
+  });
+  new Gauge({
+    name: 'jobvisor_queue_oldest_job_age_seconds',
+    help: 'Seconds since the runAt of the queue\'s oldest due pending or retrying job, by the store\'s clock; 0 when none is due.',
+    labelNames: ['queue'] as const,
+    registers,
+    async collect() {
+      const depths = await read();
+      this.reset();
+      for (const d of depths ?? []) this.set({ queue: d.queue }, d.oldestDueAgeSeconds);
+    },
+  });
+}
+
+/** Registers the supervisors' metrics; returns what stops feeding the histograms. */
+function supervisorMetrics(supervisors: readonly Supervisor[], registers: AnyRegistry[]): () => void {
+  /** Per queue, summed over the supervisors. */
+  const perQueue = (value: (q: QueueCounters) => number): Map<string, number> => {
+    const sums = new Map<string, number>();
+    for (const s of supervisors) {
+      for (const [queue, q] of Object.entries(s.counters.getSnapshot().context.queues)) sums.set(queue, (sums.get(queue) ?? 0) + value(q));
+    }
+    return sums;
+  };
+  new Counter({
+    name: 'jobvisor_attempts_total',
+    help: 'Attempts this process ran to an end, per queue and outcome.',
+    labelNames: ['queue', 'outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const outcome of OUTCOMES) for (const [queue, n] of perQueue((q) => q[outcome])) this.inc({ queue, outcome }, n);
+    },
+  });
+  const counter = (name: string, help: string, value: (q: QueueCounters) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['queue'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [queue, n] of perQueue(value)) this.inc({ queue }, n);
+      },
+    });
+  new Gauge({
+    name: 'jobvisor_running_jobs',
+    help: 'Jobs this process holds now, running or claimed ahead.',
+    labelNames: ['queue'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [queue, n] of perQueue((q) => q.running)) this.set({ queue }, n);
+    },
+  });
+  counter('jobvisor_claims_total', 'Jobs this process claimed.', (q) => q.claimed);
+  counter('jobvisor_reaped_total', 'Jobs this process\'s reaper rescued from a lapsed lease or ended past their expiresAt.', (q) => q.rescued);
+  // prom-client cannot set a histogram's buckets from the supervisor's own (metrics.ts), so its
+  // histograms take each observation as the supervisor makes it: from registration on.
+  const histogram = (name: string, help: string) =>
+    new Histogram({ name, help, labelNames: ['queue'] as const, buckets: [...DURATION_BUCKETS], registers });
+  const histograms: Record<keyof QueueMetrics, Histogram<'queue'>> = {
+    attemptSeconds: histogram('jobvisor_attempt_duration_seconds', 'Time from a handler\'s start to its end.'),
+    lagSeconds: histogram('jobvisor_queue_lag_seconds', 'Time from a job\'s runAt to its claim, by the store\'s clock.'),
+  };
+  const stops: Array<() => void> = [];
+  for (const supervisor of supervisors) {
+    for (const [queue, metrics] of supervisor.metrics.queues()) {
+      for (const key of ['attemptSeconds', 'lagSeconds'] as const) {
+        histograms[key].zero({ queue });
+        stops.push(metrics[key].listen((seconds) => histograms[key].observe({ queue }, seconds)));
+      }
     }
   }
-  perQueue('jobvisor_claims_total', 'Jobs this process claimed.', 'counter', (q) => q.claimed);
-  perQueue('jobvisor_reaped_total', 'Jobs this process\'s reaper rescued from a lapsed lease or ended past their expiresAt.', 'counter', (q) => q.rescued);
-  perQueue('jobvisor_running_jobs', 'Jobs this process holds now, running or claimed ahead.', 'gauge', (q) => q.running);
-  const histograms = [
-    ['jobvisor_attempt_duration_seconds', 'Time from a handler\'s start to its end.', 'attemptSeconds'],
-    ['jobvisor_queue_lag_seconds', 'Time from a job\'s runAt to its claim, by the store\'s clock.', 'lagSeconds'],
-  ] as const;
-  for (const [name, help, key] of histograms) {
-    out.family(name, 'histogram', help);
-    for (const { worker, metrics } of each) for (const m of metrics) out.histogram(name, { worker, queue: m.queue }, m[key]);
-  }
-  return out.text();
-}
-
-class Exposition {
-  readonly #lines: string[] = [];
-
-  family(name: string, type: string, help: string): void {
-    this.#lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
-  }
-
-  sample(name: string, labels: Record<string, string>, value: number): void {
-    this.#lines.push(`${name}{${labelText(labels)}} ${formatValue(value)}`);
-  }
-
-  histogram(name: string, labels: Record<string, string>, h: HistogramSnapshot): void {
-    h.buckets.forEach((bound, i) => this.sample(`${name}_bucket`, { ...labels, le: formatValue(bound) }, h.counts[i]!));
-    this.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, h.count);
-    this.sample(`${name}_sum`, labels, h.sum);
-    this.sample(`${name}_count`, labels, h.count);
-  }
-
-  text(): string {
-    return this.#lines.length === 0 ? '' : `${this.#lines.join('\n')}\n`;
-  }
-}
-
-function labelText(labels: Record<string, string>): string {
-  return Object.entries(labels)
-    .map(([key, value]) => `${key}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
-    .join(',');
-}
-
-function formatValue(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (value === Infinity) return '+Inf';
-  if (value === -Infinity) return '-Inf';
-  return String(value);
+  return () => {
+    for (const stop of stops) stop();
+  };
 }

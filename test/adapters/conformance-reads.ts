@@ -10,7 +10,7 @@ import type { JobRecord, JobState } from '../../src/types.js';
 import { conformanceKit, type CurrentStore, ids, lease, T0 } from './conformance.js';
 
 export function describeReadConformance(current: CurrentStore): void {
-  const { store, now, enqueue, claimOne, getJob, jobIn, setState } = conformanceKit(current);
+  const { store, clock, now, enqueue, claimOne, getJob, jobIn, setState } = conformanceKit(current);
 
   describe('listJobs', () => {
     it('lists newest first, 50 by default', async () => {
@@ -410,6 +410,40 @@ export function describeReadConformance(current: CurrentStore): void {
         ['a', T0 - 7_000],
         ['later', T0 + 60_000],
       ]);
+    });
+  });
+
+  describe('getQueueDepths', () => {
+    const zero = { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 0 };
+
+    it('counts every state but completed per queue, exactly, and leaves out queues with none', async () => {
+      expect(await store().getQueueDepths()).toEqual([]);
+      await jobIn('running', { queue: 'a' });
+      await jobIn('completed', { queue: 'a' });
+      await jobIn('dead', { queue: 'a' });
+      for (let i = 0; i < 12; i++) await enqueue({ queue: 'a' });
+      await jobIn('retrying', { queue: 'b' });
+      await jobIn('skipped', { queue: 'b' });
+      const cancelled = await enqueue({ queue: 'b' });
+      await store().cancelJob({ id: cancelled.id });
+      await jobIn('completed', { queue: 'c' });
+      expect(await store().getQueueDepths()).toEqual([
+        { queue: 'a', counts: { ...zero, pending: 12, running: 1, dead: 1 }, oldestDueAgeSeconds: 0 },
+        // The retrying job is due in 5 s: no age yet.
+        { queue: 'b', counts: { ...zero, retrying: 1, skipped: 1, cancelled: 1 }, oldestDueAgeSeconds: 0 },
+      ]);
+    });
+
+    it('gives the age by the store\'s clock of the oldest due pending or retrying job, across priorities', async () => {
+      await enqueue({ queue: 'a', priority: 5, runAt: new Date(T0 + 10_000) });
+      await enqueue({ queue: 'a', priority: -1, runAt: new Date(T0 - 7_000) });
+      await enqueue({ queue: 'a', priority: 0, runAt: new Date(T0 - 3_000) });
+      await enqueue({ queue: 'later', runAt: new Date(T0 + 60_000) });
+      const ages = async () => (await store().getQueueDepths()).map((q) => [q.queue, q.oldestDueAgeSeconds]);
+      const t = (now().getTime() - T0) / 1000;
+      expect(await ages()).toEqual([['a', t + 7], ['later', 0]]);
+      clock().advance(61_500);
+      expect(await ages()).toEqual([['a', t + 68.5], ['later', t + 1.5]]);
     });
   });
 }

@@ -25,6 +25,7 @@ const SUBPATHS: Record<string, string> = {
   'jobvisor/postgres': 'src/adapters/postgres/index.ts',
   'jobvisor/pglite': 'src/adapters/pglite/index.ts',
   'jobvisor/inspector': 'src/inspector/index.ts',
+  'jobvisor/prometheus': 'src/telemetry/prometheus.ts',
   'jobvisor/testing': 'src/testing/index.ts',
 };
 

@@ -1,12 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { openMetricsContentType, Registry, register, type OpenMetricsContentType } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/adapters/memory/index.js';
-import { createSupervisor, defineQueue, prometheusMetrics, type Job } from '../../src/index.js';
+import { createSupervisor, defineQueue, type Job } from '../../src/index.js';
+import { registerMetrics } from '../../src/telemetry/prometheus.js';
 import { drain } from '../../src/testing/drain.js';
 import { Histogram } from '../../src/telemetry/metrics.js';
 import { advance, createTestClock, deferred, settle } from '../support/sim.js';
 
-describe('prometheusMetrics', () => {
-  it('renders the store backlog and each supervisor\'s counters and histograms', async () => {
+async function scrape(registry: Registry): Promise<string[]> {
+  return (await registry.metrics()).split('\n');
+}
+
+describe('registerMetrics', () => {
+  afterEach(() => register.clear());
+
+  it('joins the given registry: the store\'s exact depths and oldest due job\'s age, the supervisors\' counters and histograms per queue, no worker label', async () => {
     const clock = createTestClock();
     const store = memoryStore({ clock });
     const release = deferred<void>();
@@ -21,7 +29,9 @@ describe('prometheusMetrics', () => {
         bad: () => { throw new Error('boom'); },
       },
     });
-    const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'host "a"' });
+    const supervisor = createSupervisor({ store, queues: [queue], clock });
+    const registry = new Registry();
+    registerMetrics({ registry, store, supervisors: [supervisor] });
     await queue.enqueue(store, 'ok', {});
     await queue.enqueue(store, 'bad', {});
     await queue.enqueue(store, 'ok', {}, { runAt: new Date(clock.now() + 3_600_000) });
@@ -31,76 +41,153 @@ describe('prometheusMetrics', () => {
     release.resolve();
     await drained;
     await settle();
+    // Due 45 s ago and not claimed: the age the gauge reports.
+    await queue.enqueue(store, 'ok', {});
+    await advance(clock, 45_000);
 
-    const text = await prometheusMetrics({ store, supervisors: [supervisor] });
-    const lines = text.split('\n');
-    const worker = 'worker="host \\"a\\""';
+    const lines = await scrape(registry);
     expect(lines).toEqual(
       expect.arrayContaining([
+        'jobvisor_store_up 1',
         '# TYPE jobvisor_jobs gauge',
-        'jobvisor_jobs{queue="places",state="pending"} 1',
+        'jobvisor_jobs{queue="places",state="pending"} 2',
         'jobvisor_jobs{queue="places",state="dead"} 1',
-        `jobvisor_queue_oldest_run_at_seconds{queue="places"} ${(clock.now() - 32_000 + 3_600_000) / 1000}`,
+        'jobvisor_jobs{queue="places",state="running"} 0',
+        '# TYPE jobvisor_queue_oldest_job_age_seconds gauge',
+        'jobvisor_queue_oldest_job_age_seconds{queue="places"} 45',
         '# TYPE jobvisor_attempts_total counter',
-        `jobvisor_attempts_total{${worker},queue="places",outcome="completed"} 1`,
-        `jobvisor_attempts_total{${worker},queue="places",outcome="dead"} 1`,
-        `jobvisor_attempts_total{${worker},queue="places",outcome="snoozed"} 0`,
-        `jobvisor_claims_total{${worker},queue="places"} 2`,
-        `jobvisor_running_jobs{${worker},queue="places"} 0`,
+        'jobvisor_attempts_total{queue="places",outcome="completed"} 1',
+        'jobvisor_attempts_total{queue="places",outcome="dead"} 1',
+        'jobvisor_attempts_total{queue="places",outcome="snoozed"} 0',
+        'jobvisor_claims_total{queue="places"} 2',
+        'jobvisor_running_jobs{queue="places"} 0',
         '# TYPE jobvisor_attempt_duration_seconds histogram',
-        `jobvisor_attempt_duration_seconds_bucket{${worker},queue="places",le="0.001"} 1`,
-        `jobvisor_attempt_duration_seconds_bucket{${worker},queue="places",le="2.5"} 2`,
-        `jobvisor_attempt_duration_seconds_bucket{${worker},queue="places",le="+Inf"} 2`,
-        `jobvisor_attempt_duration_seconds_sum{${worker},queue="places"} 2`,
-        `jobvisor_attempt_duration_seconds_count{${worker},queue="places"} 2`,
-        `jobvisor_queue_lag_seconds_bucket{${worker},queue="places",le="10"} 0`,
-        `jobvisor_queue_lag_seconds_bucket{${worker},queue="places",le="30"} 2`,
-        `jobvisor_queue_lag_seconds_sum{${worker},queue="places"} 60`,
+        'jobvisor_attempt_duration_seconds_bucket{le="0.001",queue="places"} 1',
+        'jobvisor_attempt_duration_seconds_bucket{le="2.5",queue="places"} 2',
+        'jobvisor_attempt_duration_seconds_bucket{le="+Inf",queue="places"} 2',
+        'jobvisor_attempt_duration_seconds_sum{queue="places"} 2',
+        'jobvisor_attempt_duration_seconds_count{queue="places"} 2',
+        'jobvisor_queue_lag_seconds_bucket{le="10",queue="places"} 0',
+        'jobvisor_queue_lag_seconds_bucket{le="30",queue="places"} 2',
+        'jobvisor_queue_lag_seconds_sum{queue="places"} 60',
       ]),
     );
-    expect(text.endsWith('\n')).toBe(true);
-    for (const line of lines.filter((l) => l && !l.startsWith('#'))) expect(line).toMatch(/^[a-z_]+\{.*\} [0-9.e+-]+$|^[a-z_]+\{.*\} \+Inf$/);
+    expect(lines.join('\n')).not.toContain('worker=');
+    // Collected on scrape: the next one sees the claim and the attempt since.
+    await supervisor.drain();
+    expect(await scrape(registry)).toEqual(
+      expect.arrayContaining(['jobvisor_claims_total{queue="places"} 3', 'jobvisor_jobs{queue="places",state="pending"} 1']),
+    );
     await supervisor.stop({ graceMs: 0 });
   });
 
-  it('counts the jobs of flows that wait for others, per queue', async () => {
+  it('counts every job, past the 10,000 the inspector stops at', async () => {
     const store = memoryStore();
-    const queue = defineQueue('reports', { handlers: { step: async () => ({}) } });
-    const { job: first } = await queue.enqueue(store, 'step', {});
-    await queue.enqueue(store, 'step', {}, { dependsOn: [first.id] });
-    await queue.enqueue(store, 'step', {}, { dependsOn: [first.id] });
-    const lines = (await prometheusMetrics({ store })).split('\n');
-    expect(lines).toEqual(
-      expect.arrayContaining(['jobvisor_jobs{queue="reports",state="pending"} 1', 'jobvisor_jobs{queue="reports",state="waiting"} 2']),
-    );
+    const queue = defineQueue('bulk', { handlers: { step: async () => ({}) } });
+    await queue.enqueueMany(store, Array.from({ length: 15_000 }, () => ({ kind: 'step' as const, payload: {} })));
+    const registry = new Registry();
+    registerMetrics({ registry, store });
+    expect(await scrape(registry)).toContain('jobvisor_jobs{queue="bulk",state="pending"} 15000');
   });
 
-  it('counts jobs that sleep or wait for a signal as sleeping, not as pending or running', async () => {
+  it('sums the supervisors of one process per queue: a series per queue, not per supervisor', async () => {
+    const store = memoryStore();
+    const queue = defineQueue('mail', { handlers: { send: async () => ({}) } });
+    const supervisors = [createSupervisor({ store, queues: [queue] }), createSupervisor({ store, queues: [queue] })];
+    const registry = new Registry();
+    registerMetrics({ registry, supervisors });
+    await queue.enqueue(store, 'send', {});
+    await supervisors[0]!.drain();
+    await queue.enqueue(store, 'send', {});
+    await supervisors[1]!.drain();
+    const lines = await scrape(registry);
+    expect(lines.filter((line) => line.startsWith('jobvisor_claims_total{'))).toEqual(['jobvisor_claims_total{queue="mail"} 2']);
+    expect(lines).toContain('jobvisor_attempt_duration_seconds_count{queue="mail"} 2');
+    for (const s of supervisors) await s.stop({ graceMs: 0 });
+  });
+
+  it('counts the jobs of flows that wait for others, and jobs that sleep as sleeping, none as due', async () => {
     const clock = createTestClock();
     const store = memoryStore({ clock });
-    const queue = defineQueue('orders', {
+    const reports = defineQueue('reports', { handlers: { step: async () => ({}) } });
+    const orders = defineQueue('orders', {
       handlers: {
         nap: async (job: Job) => job.sleep('nap', 60_000),
         approve: async (job: Job) => job.waitForSignal('approved'),
       },
     });
-    await queue.enqueue(store, 'nap', {});
-    await queue.enqueue(store, 'approve', {});
-    await drain(store, [queue], { clock });
-    const lines = (await prometheusMetrics({ store })).split('\n');
-    expect(lines).toEqual(
+    const { job: first } = await reports.enqueue(store, 'step', {}, { runAt: new Date(clock.now() + 60_000) });
+    await reports.enqueue(store, 'step', {}, { dependsOn: [first.id] });
+    await reports.enqueue(store, 'step', {}, { dependsOn: [first.id] });
+    await orders.enqueue(store, 'nap', {});
+    await orders.enqueue(store, 'approve', {});
+    await drain(store, [orders], { clock });
+    const registry = new Registry();
+    registerMetrics({ registry, store });
+    expect(await scrape(registry)).toEqual(
       expect.arrayContaining([
+        'jobvisor_jobs{queue="reports",state="pending"} 1',
+        'jobvisor_jobs{queue="reports",state="waiting"} 2',
+        // Not yet due: no age.
+        'jobvisor_queue_oldest_job_age_seconds{queue="reports"} 0',
         'jobvisor_jobs{queue="orders",state="sleeping"} 2',
         'jobvisor_jobs{queue="orders",state="pending"} 0',
         'jobvisor_jobs{queue="orders",state="running"} 0',
+        'jobvisor_queue_oldest_job_age_seconds{queue="orders"} 0',
       ]),
     );
-    // Not due: the oldest due job's time is for pending and retrying jobs only.
-    expect(lines.some((line) => line.startsWith('jobvisor_queue_oldest_run_at_seconds{queue="orders"}'))).toBe(false);
   });
 
-  it('renders nothing without a store or supervisors', async () => {
-    expect(await prometheusMetrics({})).toBe('');
+  it('defaults to prom-client\'s global register, takes its default labels, and unregisters', async () => {
+    const store = memoryStore();
+    await defineQueue('a', { handlers: { x: async () => ({}) } }).enqueue(store, 'x', {});
+    register.setDefaultLabels({ worker: 'web-1' });
+    const metrics = registerMetrics({ store });
+    expect((await register.metrics()).split('\n')).toContain('jobvisor_jobs{queue="a",state="pending",worker="web-1"} 1');
+    metrics.unregister();
+    expect(await register.metrics()).not.toContain('jobvisor_');
+  });
+
+  it('joins an OpenMetrics registry as well', async () => {
+    const store = memoryStore();
+    const queue = defineQueue('a', { handlers: { x: async () => ({}) } });
+    const supervisor = createSupervisor({ store, queues: [queue] });
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(openMetricsContentType);
+    registerMetrics({ registry, store, supervisors: [supervisor] });
+    await queue.enqueue(store, 'x', {});
+    await supervisor.drain();
+    const text = await registry.metrics();
+    expect(text.split('\n')).toEqual(expect.arrayContaining(['# TYPE jobvisor_claims counter', 'jobvisor_claims_total{queue="a"} 1']));
+    expect(text.endsWith('# EOF\n')).toBe(true);
+    await supervisor.stop({ graceMs: 0 });
+  });
+
+  it('adds prom-client\'s process metrics only when asked', async () => {
+    const without = new Registry();
+    registerMetrics({ registry: without, store: memoryStore() });
+    expect(await without.metrics()).not.toContain('process_cpu_seconds_total');
+    const withThem = new Registry();
+    registerMetrics({ registry: withThem, store: memoryStore(), processMetrics: true });
+    expect(await withThem.metrics()).toContain('process_cpu_seconds_total');
+  });
+
+  it('a failed store read fails no scrape: the counts go missing and jobvisor_store_up says 0', async () => {
+    const store = memoryStore();
+    await defineQueue('a', { handlers: { x: async () => ({}) } }).enqueue(store, 'x', {});
+    const registry = new Registry();
+    registerMetrics({ registry, store });
+    expect(await scrape(registry)).toContain('jobvisor_jobs{queue="a",state="pending"} 1');
+    let reads = 0;
+    store.getQueueDepths = () => {
+      reads += 1;
+      return Promise.reject(new Error('connection refused'));
+    };
+    const lines = await scrape(registry);
+    expect(lines).toContain('jobvisor_store_up 0');
+    expect(lines.some((line) => line.startsWith('jobvisor_jobs{'))).toBe(false);
+    // One read per scrape, shared by the gauges.
+    expect(reads).toBe(1);
   });
 });
 

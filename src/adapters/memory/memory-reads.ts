@@ -1,6 +1,6 @@
 /**
  * The inspector's reads over the memory store's maps: the same answers as the SQL statements
- * in queries/scan-jobs.ts, get-queue-backlogs.ts, group-dead-jobs.ts and count-job-transitions.ts. They return
+ * in queries/scan-jobs.ts, get-queue-backlogs.ts, get-queue-depths.ts, group-dead-jobs.ts and count-job-transitions.ts. They return
  * the store's own objects; the store copies them on the way out.
  */
 import type { JobEvent, JobRecord } from '../../types.js';
@@ -13,6 +13,7 @@ import type {
   ErrorMatch,
   GroupDeadJobsParams,
   QueueBacklog,
+  QueueDepth,
   ScanJobsParams,
   TransitionCount,
 } from '../store.js';
@@ -98,6 +99,24 @@ export function queueBacklogs(jobs: Iterable<JobRecord>, maxCount = DEFAULT_MAX_
     backlog.counts[job.state] = Math.min(maxCount, backlog.counts[job.state] + 1);
     const waiting = job.state === 'pending' || job.state === 'retrying';
     if (waiting && (backlog.oldestRunAt === null || job.runAt < backlog.oldestRunAt)) backlog.oldestRunAt = job.runAt;
+  }
+  return [...byQueue.values()].sort((a, b) => compareStrings(a.queue, b.queue));
+}
+
+/** Exact counts per queue and state, and the age at `now` of each queue's oldest due job. */
+export function queueDepths(jobs: Iterable<JobRecord>, now: Date): QueueDepth[] {
+  const byQueue = new Map<string, QueueDepth>();
+  for (const job of jobs) {
+    if (job.state === 'completed') continue;
+    let depth = byQueue.get(job.queue);
+    if (!depth) {
+      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      depth = { queue: job.queue, counts, oldestDueAgeSeconds: 0 };
+      byQueue.set(job.queue, depth);
+    }
+    depth.counts[job.state] += 1;
+    const due = (job.state === 'pending' || job.state === 'retrying') && job.runAt <= now;
+    if (due) depth.oldestDueAgeSeconds = Math.max(depth.oldestDueAgeSeconds, (now.getTime() - job.runAt.getTime()) / 1000);
   }
   return [...byQueue.values()].sort((a, b) => compareStrings(a.queue, b.queue));
 }

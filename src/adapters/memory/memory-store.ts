@@ -48,6 +48,7 @@ import type {
   SavedThroughputBucket,
   SaveThroughputSummaryParams,
   QueueBacklog,
+  QueueDepth,
   QueueInfo,
   WorkerHeartbeat,
   WorkerInfo,
@@ -71,7 +72,7 @@ import type {
 } from '../store.js';
 import { NEVER, WORKER_FORGET_MS } from '../store.js';
 import { MemoryFlowGraph } from './memory-flows.js';
-import { countTransitions, errorMatches, groupDeadJobs, queueBacklogs, scanJobs } from './memory-reads.js';
+import { countTransitions, errorMatches, groupDeadJobs, queueBacklogs, queueDepths, scanJobs } from './memory-reads.js';
 import { toJobListing } from '../job-listing.js';
 import { MemoryThroughputSummary, throughput } from './memory-throughput.js';
 import { assertAbsoluteTimes, assertEnqueueJob, assertSignal, resolveJobTimes } from '../../validation.js';
@@ -498,6 +499,10 @@ export class MemoryStore implements JobStore {
     const targets = picked.slice(0, max);
     for (const job of targets) this.#cancel(job);
     return { matched: targets.length, applied: targets.length, capped: picked.length > max };
+  }
+
+  async getQueueDepths(): Promise<QueueDepth[]> {
+    return queueDepths(this.#jobs.values(), this.#now());
   }
 
   async getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {

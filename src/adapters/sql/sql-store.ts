@@ -35,6 +35,7 @@ import type {
   SavedThroughputBucket,
   SaveThroughputSummaryParams,
   QueueBacklog,
+  QueueDepth,
   QueueInfo,
   WorkerHeartbeat,
   WorkerInfo,
@@ -72,6 +73,7 @@ import { enqueueFlow } from './queries/enqueue-flow.js';
 import { cancelFlow, getFlow, getJobDependencies, waitForChildren } from './queries/flow-reads.js';
 import { enqueueScheduledJobs } from './queries/enqueue-scheduled-jobs.js';
 import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
+import { getQueueDepths } from './queries/get-queue-depths.js';
 import { getSchedules, setSchedulePaused } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
 import { pruneJobs } from './queries/prune-jobs.js';
@@ -248,6 +250,10 @@ export class SqlJobStore implements JobStore {
 
   getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {
     return getQueueBacklogs(this.#ctx, params);
+  }
+
+  getQueueDepths(): Promise<QueueDepth[]> {
+    return getQueueDepths(this.#ctx);
   }
 
   countJobTransitions(params: CountJobTransitionsParams): Promise<TransitionCount[]> {

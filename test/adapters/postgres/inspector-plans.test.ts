@@ -5,6 +5,7 @@ import { COUNT_JOB_TRANSITIONS } from '../../../src/adapters/sql/queries/count-j
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
 import { GET_THROUGHPUT_SUMMARY, SAVE_THROUGHPUT_SUMMARY } from '../../../src/adapters/sql/queries/throughput-summary.js';
 import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-backlogs.js';
+import { GET_QUEUE_DEPTHS } from '../../../src/adapters/sql/queries/get-queue-depths.js';
 import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
@@ -55,10 +56,19 @@ describePostgres('inspector reads: plans', (url) => {
     await pool.end();
   });
 
+  /** The plan as the store makes it: an indexScansOnly statement with sequential scans off. */
   async function plan(definition: StatementDefinition, values: unknown[]): Promise<string> {
     const { text } = buildStatement(definition, sqlSchema(schema));
-    const { rows } = await pool.query(`explain (format json) ${text}`, values);
-    return JSON.stringify(rows[0]['QUERY PLAN']);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      if (definition.indexScansOnly) await client.query('set local enable_seqscan = off');
+      const { rows } = await client.query(`explain (format json) ${text}`, values);
+      return JSON.stringify(rows[0]['QUERY PLAN']);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
   }
 
   const recent = () => new Date(Date.now() - 600_000).toISOString();
@@ -84,6 +94,13 @@ describePostgres('inspector reads: plans', (url) => {
     const text = await plan(GET_QUEUE_BACKLOGS, [10_000]);
     expect(text).toContain('jobs_unhappy_idx');
     expect(text).toContain('jobs_lease_expiry_idx');
+  });
+
+  it('queue depths for metrics: through the partial indexes the claim, the reaper and the flows keep, never a scan of jobs', async () => {
+    const text = await plan(GET_QUEUE_DEPTHS, [null]);
+    for (const index of ['jobs_claim_idx', 'jobs_lease_expiry_idx', 'jobs_waiting_idx', 'jobs_later_idx']) expect(text, text).toContain(index);
+    expect(text, text).toMatch(/jobs_unhappy_idx|jobs_finished_idx/);
+    expect(text, text).not.toContain('Seq Scan');
   });
 
   it('throughput: the last minutes of history through the BRIN index, jobs by primary key', async () => {
