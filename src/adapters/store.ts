@@ -379,6 +379,10 @@ export interface QueueBacklog {
   counts: Record<BacklogState, number>;
   /** The earliest `runAt` among the queue's pending and retrying jobs, due or not. */
   oldestRunAt: Date | null;
+  /** Its pending jobs whose `runAt` is still ahead, each counted up to `maxCount`: `scheduled`
+   *  never ran (enqueued to run later), `snoozed` ran before and waits to run again (a snooze,
+   *  or a release at a worker's stop). The rest of `counts.pending` is due. */
+  later: { scheduled: number; snoozed: number };
 }
 
 /** One queue's exact depth, for metrics (getQueueDepths). */

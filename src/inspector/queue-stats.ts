@@ -25,6 +25,8 @@ const RUNNING_LIMIT = 50;
 export interface QueueView {
   queue: string;
   counts: QueueBacklog['counts'];
+  /** Its pending jobs not yet due: scheduled (never ran) and snoozed (ran before). */
+  later: QueueBacklog['later'];
   oldestRunAt: Date | null;
   /** How long the oldest due job has waited; null when none is due. */
   oldestWaitMs: number | null;
@@ -131,6 +133,7 @@ export class QueueStats {
       return {
         queue,
         counts,
+        later: backlog?.later ?? { scheduled: 0, snoozed: 0 },
         running: held.split(queue, counts.running),
         oldestRunAt: oldest,
         oldestWaitMs: oldest && oldest.getTime() <= now ? now - oldest.getTime() : null,

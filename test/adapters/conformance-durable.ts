@@ -329,7 +329,7 @@ export function describeDurableConformance(current: CurrentStore, factory: Pick<
     it('getQueueBacklogs counts sleeping jobs as sleeping, not as due', async () => {
       await waiting('approved', { delayMs: HOUR });
       expect(await store().getQueueBacklogs({})).toEqual([
-        { queue: 'q', counts: { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 1 }, oldestRunAt: null },
+        { queue: 'q', counts: { pending: 0, retrying: 0, running: 0, dead: 0, skipped: 0, cancelled: 0, waiting: 0, sleeping: 1 }, oldestRunAt: null, later: { scheduled: 0, snoozed: 0 } },
       ]);
     });
 

@@ -388,8 +388,8 @@ export function describeReadConformance(current: CurrentStore): void {
       await jobIn('completed', { queue: 'c' });
       const retryAt = (await store().getQueueBacklogs({})).find((q) => q.queue === 'b')?.oldestRunAt;
       expect(await store().getQueueBacklogs({})).toEqual([
-        { queue: 'a', counts: { ...zero, pending: 2, running: 1, dead: 1 }, oldestRunAt: now() },
-        { queue: 'b', counts: { ...zero, retrying: 1, skipped: 1, cancelled: 1 }, oldestRunAt: retryAt },
+        { queue: 'a', counts: { ...zero, pending: 2, running: 1, dead: 1 }, oldestRunAt: now(), later: { scheduled: 0, snoozed: 0 } },
+        { queue: 'b', counts: { ...zero, retrying: 1, skipped: 1, cancelled: 1 }, oldestRunAt: retryAt, later: { scheduled: 0, snoozed: 0 } },
       ]);
       expect(retryAt?.getTime()).toBe(T0 + 5_000);
     });
@@ -399,6 +399,27 @@ export function describeReadConformance(current: CurrentStore): void {
       for (let i = 0; i < 5; i++) await enqueue({ queue: 'a' });
       const [backlog] = await store().getQueueBacklogs({ maxCount: 3 });
       expect(backlog?.counts).toEqual({ ...zero, pending: 3, dead: 2 });
+    });
+
+    it('tells the pending jobs not yet due apart: scheduled (never ran) and snoozed (ran before); the rest are due', async () => {
+      await enqueue({ queue: 'a' });
+      await enqueue({ queue: 'a', runAt: new Date(T0 - 1_000) });
+      await enqueue({ queue: 'a', priority: 3, runAt: new Date(T0 + 60_000) });
+      await enqueue({ queue: 'a', runAt: new Date(T0 + 1) });
+      await enqueue({ queue: 'b' });
+      const held = await claimOne('b');
+      expect(await setState({ id: held.id, leaseToken: held.leaseToken!, state: 'snoozed', error: { code: 'snoozed', message: 'later' }, delayMs: 30_000 })).toBe(true);
+      expect((await store().getQueueBacklogs({})).map((q) => [q.queue, q.counts.pending, q.later])).toEqual([
+        ['a', 4, { scheduled: 2, snoozed: 0 }],
+        ['b', 1, { scheduled: 0, snoozed: 1 }],
+      ]);
+      expect((await store().getQueueBacklogs({ maxCount: 1 }))[0]!.later).toEqual({ scheduled: 1, snoozed: 0 });
+      // Due once their time comes.
+      clock().advance(60_000);
+      expect((await store().getQueueBacklogs({})).map((q) => q.later)).toEqual([
+        { scheduled: 0, snoozed: 0 },
+        { scheduled: 0, snoozed: 0 },
+      ]);
     });
 
     it('gives the earliest runAt of the pending and retrying jobs, due or not, across priorities', async () => {

@@ -125,7 +125,12 @@ describeBrowser('inspector page: a queue and its dead jobs by error', (session) 
     const supervisor = session.supervisor({ store, queues: [reports], pollIntervalMs: 20 });
     await supervisor.start();
     await expect.poll(async () => (await store.countJobsUpTo({ queue: 'reports', state: 'completed', max: 10 })).count, WAIT).toBe(4);
-    await store.enqueueJobs({ jobs: [{ queue: 'unknown', kind: 'k', payload: {}, maxAttempts: 1 }] });
+    await store.enqueueJobs({
+      jobs: [
+        { queue: 'unknown', kind: 'k', payload: {}, maxAttempts: 1 },
+        { queue: 'unknown', kind: 'k', payload: {}, maxAttempts: 1, runAt: new Date(Date.now() + 3_600_000) },
+      ],
+    });
 
     const inspector = await session.startInspector({ store, port: 0, queues: [reports] });
     page = await session.newPage();
@@ -144,6 +149,7 @@ describeBrowser('inspector page: a queue and its dead jobs by error', (session) 
     await page.locator('#queue-name', { hasText: 'unknown' }).waitFor(WAIT);
     await page.locator('#queue-limits', { hasText: 'as its workers define them' }).waitFor(WAIT);
     await page.locator('#queue-throughput td.tp-idle').waitFor(WAIT);
+    expect(await page.textContent('#queue-counts .pending-split')).toBe('1 due · 1 scheduled · 0 snoozed');
     expect(await page.textContent('#queue-completed-hour')).toBe('0');
   });
 });

@@ -86,17 +86,21 @@ export function groupDeadJobs(newestFirst: Iterable<JobRecord>, params: GroupDea
   return { groups: sorted.slice(0, Math.max(1, params.limit ?? DEFAULT_SCAN_LIMIT)), examined: Math.min(read, maxScan), partial: read > maxScan };
 }
 
-export function queueBacklogs(jobs: Iterable<JobRecord>, maxCount = DEFAULT_MAX_COUNT): QueueBacklog[] {
+export function queueBacklogs(jobs: Iterable<JobRecord>, now: Date, maxCount = DEFAULT_MAX_COUNT): QueueBacklog[] {
   const byQueue = new Map<string, QueueBacklog>();
   for (const job of jobs) {
     if (job.state === 'completed') continue;
     let backlog = byQueue.get(job.queue);
     if (!backlog) {
       const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
-      backlog = { queue: job.queue, counts, oldestRunAt: null };
+      backlog = { queue: job.queue, counts, oldestRunAt: null, later: { scheduled: 0, snoozed: 0 } };
       byQueue.set(job.queue, backlog);
     }
     backlog.counts[job.state] = Math.min(maxCount, backlog.counts[job.state] + 1);
+    if (job.state === 'pending' && job.runAt > now) {
+      const kind = job.attempt === 0 ? 'scheduled' : 'snoozed';
+      backlog.later[kind] = Math.min(maxCount, backlog.later[kind] + 1);
+    }
     const waiting = job.state === 'pending' || job.state === 'retrying';
     if (waiting && (backlog.oldestRunAt === null || job.runAt < backlog.oldestRunAt)) backlog.oldestRunAt = job.runAt;
   }

@@ -506,9 +506,10 @@ export class MemoryStore implements JobStore {
   }
 
   async getQueueBacklogs(params: { maxCount?: number }): Promise<QueueBacklog[]> {
-    return queueBacklogs(this.#jobs.values(), params.maxCount).map((backlog) => ({
+    return queueBacklogs(this.#jobs.values(), this.#now(), params.maxCount).map((backlog) => ({
       ...backlog,
       counts: { ...backlog.counts },
+      later: { ...backlog.later },
       oldestRunAt: copyDate(backlog.oldestRunAt),
     }));
   }

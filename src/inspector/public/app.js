@@ -279,6 +279,15 @@ function queueButton(q) {
 
 const COUNTED_STATES = ['pending', 'retrying', 'running', 'waiting', 'sleeping', 'dead', 'skipped', 'cancelled'];
 
+/** Under a queue's pending count: how many are due now, scheduled for later (never ran) and
+ *  snoozed (ran before, wait to run again). Due is what the others leave of an exact count. */
+function pendingSplit(q, maxCount) {
+  const { scheduled, snoozed } = q.later;
+  const exact = q.counts.pending < maxCount;
+  const parts = [exact ? `${q.counts.pending - scheduled - snoozed} due` : 'due: many', `${count(scheduled, maxCount)} scheduled`, `${count(snoozed, maxCount)} snoozed`];
+  return el('div', { class: 'small muted pending-split' }, parts.join(' · '));
+}
+
 /** A queue definition's limits as one line: concurrency, per key, rate, gate, attempts, deadline. */
 function limitsText(limits) {
   const parts = [`concurrency ${limits.concurrency} per worker`];
@@ -315,7 +324,7 @@ async function loadQueue(name) {
     el(
       'tr',
       {},
-      ...COUNTED_STATES.map((s) => el('td', { class: `num ${q && q.counts[s] > 0 ? s : ''}` }, filter(s))),
+      ...COUNTED_STATES.map((s) => el('td', { class: `num ${q && q.counts[s] > 0 ? s : ''}` }, filter(s), s === 'pending' && q ? pendingSplit(q, view.maxCount) : '')),
       el('td', { title: q && q.oldestRunAt ? `runAt ${q.oldestRunAt}` : '' }, !q || q.oldestWaitMs === null ? '—' : duration(q.oldestWaitMs)),
       el('td', { class: 'num', id: 'queue-completed-hour' }, series ? String(series.completed.reduce((a, b) => a + b, 0)) : '0'),
     ),

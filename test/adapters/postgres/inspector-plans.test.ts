@@ -80,7 +80,7 @@ describePostgres('inspector reads: plans', (url) => {
     ['dead jobs, merged over queues', UNHAPPY, ['dead', null, null, null, null, 50], 'jobs_unhappy_idx|jobs_finished_idx'],
     ['dead jobs of one queue', UNHAPPY, ['dead', 'q2', null, null, '40000', 50], 'jobs_unhappy_idx|jobs_finished_idx'],
     ['a unique key', BY_UNIQUE_KEY, ['key-700', null, null, null, null, 50], 'jobs_unique_key_search_idx'],
-    ['backlogs', GET_QUEUE_BACKLOGS, [10_000], 'jobs_claim_idx'],
+    ['backlogs', GET_QUEUE_BACKLOGS, [null, 10_000], 'jobs_claim_idx'],
     ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
     ['the events after an id', EVENTS_AFTER, ['49000', 500], 'job_events_pkey'],
     ['the newest events', NEWEST_EVENTS, [100], 'job_events_pkey'],
@@ -91,7 +91,7 @@ describePostgres('inspector reads: plans', (url) => {
   });
 
   it('backlogs: the unhappy and running counts through their partial indexes', async () => {
-    const text = await plan(GET_QUEUE_BACKLOGS, [10_000]);
+    const text = await plan(GET_QUEUE_BACKLOGS, [null, 10_000]);
     expect(text).toContain('jobs_unhappy_idx');
     expect(text).toContain('jobs_lease_expiry_idx');
   });
