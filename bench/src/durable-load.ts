@@ -246,15 +246,19 @@ async function drainBeside(spec: RunSpec, admin: pg.Client, api: typeof Jobvisor
   let handled = 0;
   const queue = api.defineQueue('work', { concurrency: spec.concurrency ?? STEP_CONCURRENCY, handlers: { noop: async () => void (handled += 1) } });
   if (sleepers) {
-    // As suspend_job leaves them: half asleep for 30 days, half waiting for a signal with no timeout.
+    // As suspend_job leaves them: half asleep for 30 days, half waiting for a signal with no
+    // timeout, each with its wait's entry in job_steps (migration 0027).
     await admin.query(`
-      insert into "${spec.schema}".jobs (queue, kind, payload, state, priority, run_at, attempt, max_attempts, created_at, updated_at, wait_signal, steps)
+      insert into "${spec.schema}".jobs (queue, kind, payload, state, priority, run_at, attempt, max_attempts, created_at, updated_at, wait_signal)
       select 'work', 'noop', '{}', 'sleeping', 0,
         case when i % 2 = 0 then now() + interval '30 days' else '9999-12-31 23:59:59.999+00' end, 1, 4, now(), now(),
-        case when i % 2 = 1 then 'go' end,
-        jsonb_build_array(jsonb_build_object('n', 'wait', 'k', case when i % 2 = 0 then 'sleep' else 'signal' end,
-          'a', floor(extract(epoch from now()) * 1000), 'u', floor(extract(epoch from now() + interval '30 days') * 1000)))
+        case when i % 2 = 1 then 'go' end
       from generate_series(1, ${SLEEPERS}) i`);
+    await admin.query(`
+      insert into "${spec.schema}".job_steps (job_id, kind, name, at, until, signal, status)
+      select id, case when wait_signal is null then 'sleep' else 'signal' end, 'wait', now(), run_at, wait_signal,
+        case when wait_signal is null then null else 'waiting' end
+      from "${spec.schema}".jobs where state = 'sleeping' order by id`);
   }
   await admin.query(`vacuum analyze "${spec.schema}".jobs`);
   // Polled only once every handler has run: a count over the sleepers is not the drain's cost.
