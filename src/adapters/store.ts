@@ -373,6 +373,14 @@ export interface JobPage {
 /** The row states a queue's backlog is counted in: every state but `completed`. */
 export type BacklogState = Exclude<JobState, 'completed'>;
 
+/** Every BacklogState, in the order counts are listed. */
+export const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
+
+/** A count of 0 for every BacklogState. */
+export function zeroBacklogCounts(): Record<BacklogState, number> {
+  return Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+}
+
 export interface QueueBacklog {
   queue: string;
   /** Jobs per state, each counted up to `maxCount`: a count equal to it means at least. */

@@ -5,7 +5,7 @@
  * optional peer dependency: only this subpath imports it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type OpenMetricsContentType, type PrometheusContentType, type Registry } from 'prom-client';
-import type { BacklogState, JobStore, QueueDepth } from '../adapters/store.js';
+import { BACKLOG_STATES, type JobStore, type QueueDepth } from '../adapters/store.js';
 import type { QueueCounters } from '../supervisor/counters.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { DURATION_BUCKETS, type QueueMetrics } from './metrics.js';
@@ -35,8 +35,6 @@ export interface RegisteredMetrics {
 
 /** The attempt outcomes counted per queue, as the supervisor's counters name them. */
 const OUTCOMES = ['completed', 'retrying', 'snoozed', 'dead', 'skipped', 'cancelled', 'lost'] as const;
-/** Every state a job is counted in; `waiting`: jobs of flows waiting for others (workflows.md). */
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 /** Registers jobvisor's collectors on `registry`; they read the store and supervisors on scrape. */
 export function registerMetrics(options: RegisterMetricsOptions = {}): RegisteredMetrics {

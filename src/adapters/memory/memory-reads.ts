@@ -17,13 +17,13 @@ import type {
   ScanJobsParams,
   TransitionCount,
 } from '../store.js';
+import { zeroBacklogCounts } from '../store.js';
 
 export const DEFAULT_SCAN_LIMIT = 50;
 export const DEFAULT_MAX_SCAN = 10_000;
 export const DEFAULT_MAX_COUNT = 10_000;
 export const DEFAULT_MAX_EVENTS = 100_000;
 
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 /** `newestFirst` in id order, newest first. Examines at most `maxScan` jobs older than
  *  `beforeId`, as the SQL store does where no index serves the filters. */
@@ -92,7 +92,7 @@ export function queueBacklogs(jobs: Iterable<JobRecord>, now: Date, maxCount = D
     if (job.state === 'completed') continue;
     let backlog = byQueue.get(job.queue);
     if (!backlog) {
-      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      const counts = zeroBacklogCounts();
       backlog = { queue: job.queue, counts, oldestRunAt: null, later: { scheduled: 0, snoozed: 0 } };
       byQueue.set(job.queue, backlog);
     }
@@ -114,7 +114,7 @@ export function queueDepths(jobs: Iterable<JobRecord>, now: Date): QueueDepth[] 
     if (job.state === 'completed') continue;
     let depth = byQueue.get(job.queue);
     if (!depth) {
-      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      const counts = zeroBacklogCounts();
       depth = { queue: job.queue, counts, oldestDueAgeSeconds: 0 };
       byQueue.set(job.queue, depth);
     }

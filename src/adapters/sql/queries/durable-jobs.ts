@@ -21,16 +21,13 @@ const CHECKPOINT_STEPS = defineStatement(
   'checkpoint_steps',
   (s) => `
 with fenced as (
-  select i.k, j.id from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb, token text)
+  select i.k, i.id, i.name, i.value from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb, token text)
   join ${s.quoted}.jobs j on j.id = i.id and j.state = 'running' and j.lease_token::text = i.token
   for share of j
 ),
 stored as (
   insert into ${s.quoted}.job_steps (job_id, kind, name, at, value)
-  select i.id, 'step', i.name, ${NOW}, i.value
-  from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb)
-  where i.k in (select k from fenced)
-  order by i.k
+  select id, 'step', name, ${NOW}, value from fenced order by k
 )
 select k from fenced
 `,

@@ -1,4 +1,4 @@
-import type { BacklogState, QueueBacklog } from '../../store.js';
+import { type BacklogState, type QueueBacklog, zeroBacklogCounts } from '../../store.js';
 import { readTime, type StoredTime } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
@@ -95,7 +95,6 @@ where w.queue is not null
 );
 
 const DEFAULT_MAX_COUNT = 10_000;
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 interface BacklogRow {
   queue: string;
@@ -111,7 +110,7 @@ export async function getQueueBacklogs(ctx: SqlContext, params: { maxCount?: num
   for (const row of rows) {
     let backlog = byQueue.get(row.queue);
     if (!backlog) {
-      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      const counts = zeroBacklogCounts();
       backlog = { queue: row.queue, counts, oldestRunAt: null, later: { scheduled: 0, snoozed: 0 } };
       byQueue.set(row.queue, backlog);
     }

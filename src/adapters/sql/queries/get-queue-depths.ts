@@ -1,4 +1,4 @@
-import type { BacklogState, QueueDepth } from '../../store.js';
+import { type BacklogState, type QueueDepth, zeroBacklogCounts } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 
@@ -39,7 +39,6 @@ group by state, queue
   { indexScansOnly: true },
 );
 
-const BACKLOG_STATES: readonly BacklogState[] = ['pending', 'retrying', 'running', 'dead', 'skipped', 'cancelled', 'waiting', 'sleeping'];
 
 interface DepthRow {
   queue: string;
@@ -54,7 +53,7 @@ export async function getQueueDepths(ctx: SqlContext): Promise<QueueDepth[]> {
   for (const row of rows) {
     let depth = byQueue.get(row.queue);
     if (!depth) {
-      const counts = Object.fromEntries(BACKLOG_STATES.map((state) => [state, 0])) as Record<BacklogState, number>;
+      const counts = zeroBacklogCounts();
       depth = { queue: row.queue, counts, oldestDueAgeSeconds: 0 };
       byQueue.set(row.queue, depth);
     }
