@@ -6,7 +6,9 @@
  * over the same bounds (queries/get-throughput.ts).
  *
  * Bin i holds the run times t with RUN_TIME_BOUNDS[i - 1] <= t < RUN_TIME_BOUNDS[i]; bin 0
- * those under 1 ms (a negative one, from two clocks' skew, too). The bounds are
+ * those under 1 ms. A run time is whole ms and never negative: the stores read an end stamped
+ * before its start (two clocks' skew) as 0 ms, and so does binRunTimes, so that bin 0 holds
+ * only 0 and a percentile under 16 ms stays exact. The bounds are
  * ceil(2^(k/8)) ms: every whole ms under 16 ms is a bin of its own, and past that each bound
  * is about 9 % above the one before, up to 2^36 ms (about two years; longer run times share
  * the last bin).
@@ -38,7 +40,8 @@ export function runTimeBin(ms: number): number {
 /** The bins of run times given one by one, in any order. */
 export function binRunTimes(runTimes: Iterable<number>): RunTimeBins {
   const byBin = new Map<number, [bin: number, count: number, maxMs: number]>();
-  for (const ms of runTimes) {
+  for (const given of runTimes) {
+    const ms = Math.max(0, given);
     const bin = runTimeBin(ms);
     const entry = byBin.get(bin);
     if (entry) {

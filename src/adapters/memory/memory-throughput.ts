@@ -51,7 +51,8 @@ export function throughput(events: Iterable<{ queue: string; event: JobEvent }>,
       if (event.toState === 'retrying') tally.retried += 1;
       if (event.toState === 'dead') tally.dead += 1;
       const start = event.fromState === 'running' ? starts.get(event.jobId)?.get(event.attempt) : undefined;
-      if (start !== undefined) tally.durations.push(at - start);
+      // A run time is never negative: an end stamped before its start is two clocks' skew.
+      if (start !== undefined) tally.durations.push(Math.max(0, at - start));
     }
     if (event.toState === 'running') {
       let byAttempt = starts.get(event.jobId);

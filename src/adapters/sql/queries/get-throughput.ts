@@ -35,7 +35,7 @@ d as materialized (
     date_bin(make_interval(secs => $2 / 1000.0), e.at, $1::timestamptz) as bucket_start
   from e join q on q.id = e.job_id
   left join lateral (
-    select round(extract(epoch from e.at - r.at) * 1000)::float8 as ms
+    select greatest(0, round(extract(epoch from e.at - r.at) * 1000))::float8 as ms
     from ${s.quoted}.job_events r
     where e.from_state = 'running' and r.job_id = e.job_id and r.id < e.id and r.to_state = 'running' and r.attempt = e.attempt
     order by r.id desc
