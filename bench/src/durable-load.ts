@@ -247,7 +247,7 @@ async function drainBeside(spec: RunSpec, admin: pg.Client, api: typeof Jobvisor
   const queue = api.defineQueue('work', { concurrency: spec.concurrency ?? STEP_CONCURRENCY, handlers: { noop: async () => void (handled += 1) } });
   if (sleepers) {
     // As suspend_job leaves them: half asleep for 30 days, half waiting for a signal with no
-    // timeout, each with its wait's entry in job_steps (migration 0027).
+    // timeout, each with its wait's entry in job_steps (migrations 0027, 0030).
     await admin.query(`
       insert into "${spec.schema}".jobs (queue, kind, payload, state, priority, run_at, attempt, max_attempts, created_at, updated_at, wait_signal)
       select 'work', 'noop', '{}', 'sleeping', 0,
@@ -255,9 +255,8 @@ async function drainBeside(spec: RunSpec, admin: pg.Client, api: typeof Jobvisor
         case when i % 2 = 1 then 'go' end
       from generate_series(1, ${SLEEPERS}) i`);
     await admin.query(`
-      insert into "${spec.schema}".job_steps (job_id, kind, name, at, until, signal, status)
-      select id, case when wait_signal is null then 'sleep' else 'signal' end, 'wait', now(), run_at, wait_signal,
-        case when wait_signal is null then null else 'waiting' end
+      insert into "${spec.schema}".job_steps (job_id, kind, name, at, until, signal)
+      select id, case when wait_signal is null then 'z' else 'w' end, 'wait', now(), run_at, wait_signal
       from "${spec.schema}".jobs where state = 'sleeping' order by id`);
   }
   await admin.query(`vacuum analyze "${spec.schema}".jobs`);

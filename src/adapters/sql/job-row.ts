@@ -27,9 +27,12 @@ const AS_TEXT: Partial<Record<(typeof JOB_COLUMNS)[number], ColumnSelect>> = {
 };
 
 const NO_STEPS = "'[]'::jsonb";
-/** A row of job_steps as the compact entry job-steps.ts parses (times in epoch ms). */
-const STEP_ENTRY = `jsonb_build_object('n', t.name, 'k', t.kind, 'a', floor(extract(epoch from t.at) * 1000), 'v', t.value,
-  'u', floor(extract(epoch from t.until) * 1000), 's', t.signal, 'r', t.status)`;
+/** A row of job_steps as the compact entry job-steps.ts parses (times in epoch ms); its
+ *  one-letter kind (migration 0030) read back as the entry's kind and a wait's status. */
+const STEP_ENTRY = `jsonb_build_object('n', t.name,
+  'k', case t.kind when 's' then 'step' when 'z' then 'sleep' when 'w' then 'signal' when 'r' then 'signal' when 't' then 'signal' end,
+  'a', floor(extract(epoch from t.at) * 1000), 'v', t.value, 'u', floor(extract(epoch from t.until) * 1000), 's', t.signal,
+  'r', case t.kind when 'w' then 'waiting' when 'r' then 'received' when 't' then 'timedOut' end)`;
 
 /** What a list leaves unread: payload, result, steps, lease token and trace context (a large
  *  payload stays in its TOAST table), and of the error only its code and message. */

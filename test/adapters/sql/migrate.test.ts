@@ -70,12 +70,62 @@ describePostgres('migrate', (url) => {
     expect(results).toEqual([versions, versions]);
   });
 
-  it('0027 moves every job’s stored steps out of its row into job_steps, in order; a deleted job’s steps go with it', async () => {
-    const schema = schemaName();
+  /** Marks `version` and every later migration applied, so that migrate() stops before them;
+   *  answers their versions. */
+  async function holdBack(schema: string, version: number): Promise<number[]> {
     await pool.query(`create schema "${schema}"`);
     await pool.query(`create table "${schema}".migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`);
-    // Every migration but 0027: the layout of the build before it.
-    await pool.query(`insert into "${schema}".migrations (version, name) values (27, 'held back')`);
+    const later = (await loadMigrations()).map((m) => m.version).filter((v) => v >= version);
+    for (const v of later) await pool.query(`insert into "${schema}".migrations (version, name) values ($1, 'held back')`, [v]);
+    return later;
+  }
+
+  it('0030 keeps every kind of stored step, in order, in job_steps\' one-letter kinds; a new step comes after them', async () => {
+    const schema = schemaName();
+    const later = await holdBack(schema, 30);
+    const store = postgresStore({ pool, schema });
+    await store.migrate();
+    const { id, token } = (
+      await pool.query(`insert into "${schema}".jobs (queue, kind, payload, state, run_at, attempt, max_attempts, created_at, updated_at, worker_id, lease_token, lease_expires_at)
+        values ('q', 'k', '{}', 'running', now(), 1, 3, now(), now(), 'w', gen_random_uuid(), now() + interval '1 hour') returning id::text as id, lease_token::text as token`)
+    ).rows[0] as { id: string; token: string };
+    const at = (ms: number) => new Date(1_700_000_000_000 + ms);
+    // The 0027 layout: kind and a wait's status as text; an entry of an unknown kind no build wrote.
+    await pool.query(
+      `insert into "${schema}".job_steps (job_id, kind, name, at, value, until, signal, status) values
+        ($1, 'step', 'charge', $2, '{"chargeId":"ch_1"}', null, null, null),
+        ($1, 'sleep', 'nap', $3, null, $4, null, null),
+        ($1, 'signal', 'ship', $5, null, '9999-12-31 23:59:59.999+00', 'shipped', 'waiting'),
+        ($1, 'signal', 'ship', $6, '{"carrier":"dhl"}', null, 'shipped', 'received'),
+        ($1, 'signal', 'review', $7, null, $8, 'reviewed', 'timedOut'),
+        ($1, 'mystery', 'x', $7, null, null, null, null)`,
+      [id, at(0), at(1), at(86_400_000), at(2), at(3), at(4), at(5)],
+    );
+    await pool.query(`delete from "${schema}".migrations where version >= 30`);
+    expect(await store.migrate()).toEqual(later);
+
+    const expected = [
+      { kind: 'step', name: 'charge', at: at(0), result: { chargeId: 'ch_1' } },
+      { kind: 'sleep', name: 'nap', at: at(1), until: at(86_400_000) },
+      { kind: 'signal', name: 'ship', at: at(2), signal: 'shipped', status: 'waiting', until: null },
+      { kind: 'signal', name: 'ship', at: at(3), signal: 'shipped', status: 'received', until: null, payload: { carrier: 'dhl' } },
+      { kind: 'signal', name: 'review', at: at(4), signal: 'reviewed', status: 'timedOut', until: at(5) },
+    ];
+    expect((await store.getJob({ id }))!.steps).toEqual(expected);
+    expect(await store.checkpointSteps({ steps: [{ id, leaseToken: token, name: 'email', result: 7 }] })).toEqual([true]);
+    const steps = (await store.getJob({ id }))!.steps;
+    expect(steps.slice(0, 5)).toEqual(expected);
+    expect(steps[5]).toMatchObject({ kind: 'step', name: 'email', result: 7 });
+    expect(steps).toHaveLength(6);
+    const kinds = await pool.query(`select kind::text from "${schema}".job_steps order by id`);
+    expect(kinds.rows.map((r: { kind: string }) => r.kind)).toEqual(['s', 'z', 'w', 'r', 't', 's']);
+    await store.close();
+  });
+
+  it('0027 moves every job’s stored steps out of its row into job_steps, in order; a deleted job’s steps go with it', async () => {
+    const schema = schemaName();
+    // Every migration before 0027: the layout of the build before it.
+    const later = await holdBack(schema, 27);
     const store = postgresStore({ pool, schema });
     await store.migrate();
     const old = [
@@ -88,8 +138,8 @@ describePostgres('migrate', (url) => {
     const kept = (await pool.query(insert, [JSON.stringify(old)])).rows[0].id as string;
     const none = (await pool.query(insert, [null])).rows[0].id as string;
     const odd = (await pool.query(insert, [JSON.stringify({ not: 'an array' })])).rows[0].id as string;
-    await pool.query(`delete from "${schema}".migrations where version = 27`);
-    expect(await store.migrate()).toEqual([27]);
+    await pool.query(`delete from "${schema}".migrations where version >= 27`);
+    expect(await store.migrate()).toEqual(later);
 
     const job = await store.getJob({ id: kept });
     expect(job!.steps).toEqual([

@@ -27,10 +27,11 @@ describe('isBreakingMigration', () => {
     expect(isBreakingMigration('-- jobvisor:breaking-ish\n')).toBe(false);
   });
 
-  it('marks only 0027 of this build’s migrations: every other ran beside the build before it', async () => {
+  it('marks only 0027 and 0030 of this build’s migrations: every other ran beside the build before it', async () => {
     // 0027 moved a durable job's steps out of jobs.steps: a build before it would run stored
-    // steps again (docs/operations.md, upgrades).
-    expect((await loadMigrations()).filter((m) => m.breaking).map((m) => m.name)).toEqual(['0027-job-steps']);
+    // steps again (docs/operations.md, upgrades). 0030 folded job_steps.status into its kind:
+    // a build before it reads a column that is gone.
+    expect((await loadMigrations()).filter((m) => m.breaking).map((m) => m.name)).toEqual(['0027-job-steps', '0030-job-steps-compact']);
   });
 });
 

@@ -11,7 +11,7 @@ import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 
 /**
- * A batch of checkpoints, one row of job_steps each (migration 0027). FOR SHARE fences every
+ * A batch of checkpoints, one row of job_steps each (migration 0027; kind `s`, 0030). FOR SHARE fences every
  * one: a rescue, cancel or outcome that ends the lease takes the row's lock for update, so it
  * either waits for this statement or has committed before it, and then the lease is not
  * found. The job's row is read and locked, never rewritten. `k` (the input's position)
@@ -27,7 +27,7 @@ with fenced as (
 ),
 stored as (
   insert into ${s.quoted}.job_steps (job_id, kind, name, at, value)
-  select id, 'step', name, ${NOW}, value from fenced order by k
+  select id, 's', name, ${NOW}, value from fenced order by k
 )
 select k from fenced
 `,
