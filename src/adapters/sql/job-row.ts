@@ -31,7 +31,7 @@ const NO_STEPS = "'[]'::jsonb";
  *  one-letter kind (migration 0030) read back as the entry's kind and a wait's status. */
 const STEP_ENTRY = `jsonb_build_object('n', t.name,
   'k', case t.kind when 's' then 'step' when 'z' then 'sleep' when 'w' then 'signal' when 'r' then 'signal' when 't' then 'signal' end,
-  'a', floor(extract(epoch from t.at) * 1000), 'v', t.value, 'u', floor(extract(epoch from t.until) * 1000), 's', t.signal,
+  'a', floor(extract(epoch from t.at) * 1000), 'v', t.value::jsonb, 'u', floor(extract(epoch from t.until) * 1000), 's', t.signal,
   'r', case t.kind when 'w' then 'waiting' when 'r' then 'received' when 't' then 'timedOut' end)`;
 
 /** What a list leaves unread: payload, result, steps, lease token and trace context (a large

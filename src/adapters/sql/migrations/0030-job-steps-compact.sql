@@ -1,18 +1,22 @@
 -- jobvisor:breaking
--- jobvisor schema, version 30: job_steps' rows made 16 bytes smaller (issue 23's WAL target).
+-- jobvisor schema, version 30: job_steps' rows and index entries made smaller (issue 23's WAL
+-- target: a job of 10 steps at most half the WAL of DBOS Transact's workflow of 10 steps).
 --
--- A step's row was about 72 bytes before its name and value: 9 columns need a 2-byte null
--- bitmap, which pushes the tuple header from 24 to 32 bytes, and `at` came after two short
--- texts (kind, name), so it was padded to its 8-byte boundary. Now there are 8 columns (a
--- 1-byte bitmap: the header is 24 bytes), the fixed-width ones first (no padding), and `kind`
--- is one byte that also says a wait's status:
---   s  a step (value: its result)
---   z  a sleep (until: its end)
---   w  a signal wait, waiting (until: its timeout; 9999-12-31 for none)
---   r  a signal wait that received its signal (value: the payload)
---   t  a signal wait that timed out
--- Every step's checkpoint writes one row, so this is 16 bytes of WAL a step (160 of a job of
--- 10 steps' 4,475 in the bench).
+-- Every step's checkpoint inserts one row and one index entry, so their sizes are its WAL:
+-- - 8 columns, not 9: a 1-byte null bitmap keeps the tuple header at 24 bytes (9 columns
+--   need 2 bytes, which push it to 32); the fixed-width columns first, so none is padded to
+--   its boundary after a text; and `kind` is one byte that also says a wait's status:
+--     s  a step (value: its result)
+--     z  a sleep (until: its end)
+--     w  a signal wait, waiting (until: its timeout; 9999-12-31 for none)
+--     r  a signal wait that received its signal (value: the payload)
+--     t  a signal wait that timed out
+-- - `value` is json (the text as the handler's JSON.stringify wrote it), not jsonb: nothing
+--   queries into it, and jsonb's binary form is larger for small values (a number: 17 bytes
+--   against 2; a small object about 5 more). It is read back as jsonb.
+-- - job_steps_job_idx is on job_id alone (16-byte entries, not 24); a job's few rows are
+--   sorted by id when read. Deduplication off: a job's entries arrive one by one among other
+--   jobs', and each insert into a posting list would log the whole list again.
 --
 -- Breaking (schema-version.ts): a build before this one reads job_steps.status, which is gone.
 
@@ -23,7 +27,7 @@ create table :JOBVISOR_SCHEMA.job_steps_compact (
   until timestamptz,
   kind "char" not null,
   name text not null,      -- the call's key in its run: charge, charge#2
-  value jsonb,
+  value json,
   signal text              -- the signal a wait is for
 );
 
@@ -39,7 +43,7 @@ order by id;
 
 drop table :JOBVISOR_SCHEMA.job_steps;
 alter table :JOBVISOR_SCHEMA.job_steps_compact rename to job_steps;
-create index job_steps_job_idx on :JOBVISOR_SCHEMA.job_steps (job_id, id);
+create index job_steps_job_idx on :JOBVISOR_SCHEMA.job_steps (job_id) with (deduplicate_items = off);
 
 -- 0027's, writing the kinds above.
 create or replace function :JOBVISOR_SCHEMA.suspend_job(p_now timestamptz, p_id bigint, p_token uuid, p_kind text,

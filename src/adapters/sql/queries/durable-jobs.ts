@@ -21,7 +21,7 @@ const CHECKPOINT_STEPS = defineStatement(
   'checkpoint_steps',
   (s) => `
 with fenced as (
-  select i.k, i.id, i.name, i.value from jsonb_to_recordset($2::jsonb) as i(k int, id bigint, name text, value jsonb, token text)
+  select i.k, i.id, i.name, i.value from json_to_recordset($2::json) as i(k int, id bigint, name text, value json, token text)
   join ${s.quoted}.jobs j on j.id = i.id and j.state = 'running' and j.lease_token::text = i.token
   for share of j
 ),
