@@ -2,7 +2,10 @@
  * The steady scenario's enqueuer (steady-load.ts forks it): a process of its own, so that its
  * CPU and its statements stay out of the worker's figures. Open loop: enqueue i is issued at
  * `i / rate` seconds after 'start', whether or not the earlier ones have returned, one job a
- * call through the public single-job API (`queue.enqueue`). Its connections carry an
+ * call through the public single-job API (`queue.enqueue`); but at most MAX_IN_FLIGHT at once,
+ * the store's pool: when the server (or this process) cannot keep the rate, the calls fall
+ * behind the schedule (`lagMs`) rather than queue for a connection until the pool's connect
+ * timeout fails them, and the rate held is what `done` counts. Its connections carry an
  * application_name of their own (server-cost.ts, `enqueuerConnectionString`), so that the
  * server's CPU for them is counted apart from the worker's.
  *
@@ -39,11 +42,14 @@ export interface EnqueuerSnapshot {
   cpuUs: number;
   /** Durations of the calls that returned since the previous snapshot (ms). */
   callMs: number[];
-  /** How late the scheduler issued its latest call against the schedule (ms). */
+  /** How far behind the schedule the calls are (ms): 0 while the rate is kept. */
   lagMs: number;
 }
 
 export type EnqueuerMessage = EnqueuerSnapshot | { type: 'ready' } | { type: 'stopped' };
+
+/** The store's default pool. */
+const MAX_IN_FLIGHT = 10;
 
 const spec = JSON.parse(process.argv[2] ?? '') as EnqueuerSpec;
 const send = (message: EnqueuerMessage) => process.send?.(message);
@@ -61,7 +67,6 @@ let done = 0;
 let failed = 0;
 let firstError: string | undefined;
 let callMs: number[] = [];
-let lagMs = 0;
 let timer: NodeJS.Timeout | undefined;
 let t0 = 0;
 const inFlight = new Set<Promise<void>>();
@@ -91,11 +96,14 @@ function issue(): void {
 /** Every ms or so, the calls whose time has come: a timer of 1 ms fires every 1-2 ms, so at
  *  2,000 jobs/s each tick issues 2-4. */
 function tick(): void {
-  const now = performance.now();
-  const due = Math.floor(((now - t0) * spec.rate) / 1000);
-  if (issued < due) lagMs = now - (t0 + (issued * 1000) / spec.rate);
-  while (issued < due) issue();
+  const due = Math.floor(((performance.now() - t0) * spec.rate) / 1000);
+  while (issued < due && inFlight.size < MAX_IN_FLIGHT) issue();
   timer = setTimeout(tick, 1);
+}
+
+/** The time since the first call not yet issued was due. */
+function lag(): number {
+  return Math.max(0, performance.now() - (t0 + (issued * 1000) / spec.rate));
 }
 
 process.on('message', (message: EnqueuerRequest) => {
@@ -106,7 +114,7 @@ process.on('message', (message: EnqueuerRequest) => {
       break;
     case 'snapshot': {
       const cpu = process.cpuUsage(cpu0);
-      send({ type: 'snapshot', issued, done, failed, ...(firstError ? { firstError } : {}), statements: queryCount.total, cpuUs: cpu.user + cpu.system, callMs, lagMs });
+      send({ type: 'snapshot', issued, done, failed, ...(firstError ? { firstError } : {}), statements: queryCount.total, cpuUs: cpu.user + cpu.system, callMs, lagMs: t0 === 0 ? 0 : lag() });
       callMs = [];
       break;
     }

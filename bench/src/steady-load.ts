@@ -5,7 +5,7 @@
  * one supervisor, one queue at concurrency STEADY_CONCURRENCY.
  * - rate-500 / rate-2000: a separate enqueuer process (steady-enqueuer.ts) enqueues one job a
  *   call at that rate, open loop (each call at its time, whether or not the earlier ones have
- *   returned). `warmupS` seconds at the rate, then a CHECKPOINT (as before the drains' windows)
+ *   returned, up to the 10 its pool serves at once). `warmupS` seconds at the rate, then a CHECKPOINT (as before the drains' windows)
  *   and a window of `seconds`. Per job enqueued in the window: the statements of both
  *   processes, by statement; the Postgres CPU of each one's backends; the WAL of the run's
  *   schema and the growth of its tables and indexes on disk (nothing is pruned); each
@@ -183,6 +183,7 @@ async function steady(spec: RunSpec, admin: pg.Client, api: Api, store: Store, p
         completedPerSec: handled / (ms / 1000),
         // Not completed when the window closed: held ahead, running, or behind.
         unfinishedAtEnd: rows[0]!.n,
+        // Behind the schedule when the window closed (0 while the rate is kept).
         enqueueLagMs: e1.lagMs,
         enqueueCallP50Ms: percentile(e1.callMs, 50),
         enqueueCallP99Ms: percentile(e1.callMs, 99),
