@@ -293,7 +293,7 @@ function renderMarkdown(
   lines.push('npm run bench -- --scenarios flows --runs 1   # the flows figures alone (~1 min a run), kept in bench/results/flows.json');
   lines.push('npm run bench -- --scenarios durable   # the durable jobs figures alone (~10 min), kept in bench/results/durable.json; --durable wake,steps … for some shapes');
   lines.push('npm run bench -- --scenarios keys   # fair share and debounce alone (~5 min), kept in bench/results/keys.json and put in this file in place of its section; --keys drain-on,drain-off … for some shapes');
-  lines.push('npm run bench -- --scenarios steady   # steady traffic (500 and 2,000 jobs/s) beside a drain of the same jobs (~6 min), kept in bench/results/steady.json and put in this file in place of its section; --steady rate-500,drain … for some shapes, --steady-seconds 30 --steady-warmup 5');
+  lines.push('npm run bench -- --scenarios steady   # steady traffic (100, 500 and 2,000 jobs/s) beside a drain of the same jobs (~10 min), kept in bench/results/steady.json and put in this file in place of its section; --steady rate-500,drain … for some shapes, --steady-seconds 30 --steady-warmup 5');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -551,11 +551,14 @@ function steadySection(r: SteadyResults): string[] {
     row('**Postgres CPU per job, whole life** (µs)', 'lifePgCpuPerJobUs'),
     row('Postgres CPU per job: the enqueue\'s backends (µs)', 'enqueuerPgCpuPerJobUs', 0, 'enqueuePgCpuPerJobUs'),
     row('Postgres CPU per job: the worker\'s backends (µs)', 'pgCpuPerJobUs'),
+    row('of which its LISTEN connection (µs)', 'pgCpuListenPerJobUs'),
     row('Postgres CPU per job: every server process, other sessions\' included (µs; the drain: its drain window)', 'pgCpuServerPerJobUs'),
     row('**WAL per job, whole life** (bytes)', 'lifeWalBytesPerJob'),
-    row('of which full-page images (bytes; the drain: its drain window)', 'walFpiBytesPerJob'),
+    row('of which full-page images (bytes)', 'lifeWalFpiBytesPerJob'),
     row('WAL records per job (the drain: its drain window)', 'walRecordsPerJob', 1),
     row('**disk growth per job, whole life**: the schema\'s tables, indexes, TOAST (bytes)', 'lifeDiskBytesPerJob'),
+    row('index entries read per job, the schema\'s indexes (pg_stat_user_indexes; the drain: its drain window)', 'indexEntriesReadPerJob'),
+    row('entries of the claim\'s index (`jobs_claim_idx`) read per claim', 'claimIndexEntriesPerClaim'),
     row('Node CPU per job, the worker (µs)', 'cpuPerJobUs'),
     row('Node CPU per job, the enqueue (µs)', 'enqueuerCpuPerJobUs', 0, 'enqueueCpuPerJobUs'),
     '',
@@ -563,6 +566,7 @@ function steadySection(r: SteadyResults): string[] {
   // The worker's other statements, by name, where any shape sent them.
   const others = [...new Set(shapes.flatMap((shape) => Object.keys(r.summary[steadyScenario(shape)]?.jobvisor ?? {})))]
     .filter((k) => k.startsWith('statements.') && !['statements.set_states_if_running', 'statements.claim_jobs'].includes(k))
+    .filter((k) => shapes.some((shape) => (get(shape, k)?.median ?? 0) >= 0.0005))
     .sort();
   if (others.length > 0) {
     lines.push(

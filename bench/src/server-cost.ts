@@ -91,20 +91,24 @@ export async function openServerWindow(admin: pg.Client, schema: string, prefix:
     },
     async close(jobs) {
       const all = postgresTicks();
-      const { rows } = await admin.query<{ pid: number; app: string }>(
-        'select pid, application_name as app from pg_stat_activity where application_name in ($1, $2)',
+      const { rows } = await admin.query<{ pid: number; app: string; listens: boolean }>(
+        `select pid, application_name as app, query ilike 'listen %' as listens from pg_stat_activity where application_name in ($1, $2)`,
         [appName(schema), appName(schema, 'jve')],
       );
       const ours = new Set(rows.filter((r) => r.app === appName(schema)).map((r) => r.pid));
+      // The system's LISTEN connection: its backend's last statement is the LISTEN.
+      const listeners = new Set(rows.filter((r) => r.app === appName(schema) && r.listens).map((r) => r.pid));
       const enqueuers = new Set(rows.filter((r) => r.app !== appName(schema)).map((r) => r.pid));
       let oursTicks = 0;
       let enqueuerTicks = 0;
+      let listenTicks = 0;
       let allTicks = 0;
       for (const [pid, t] of all) {
         const spent = t - (cpu0.get(pid) ?? 0);
         allTicks += spent;
         if (ours.has(pid)) oursTicks += spent;
         if (enqueuers.has(pid)) enqueuerTicks += spent;
+        if (listeners.has(pid)) listenTicks += spent;
       }
       const lsn1 = await insertLsn(admin);
       const wal = await walOfSchema(admin, schema, lsn0, lsn1);
@@ -116,6 +120,7 @@ export async function openServerWindow(admin: pg.Client, schema: string, prefix:
         [key('PgCpuServerPerJobUs')]: (allTicks * TICK_US) / jobs,
         [key('PgBackends')]: ours.size,
         ...(enqueuers.size > 0 ? { [key('EnqueuerPgCpuPerJobUs')]: (enqueuerTicks * TICK_US) / jobs } : {}),
+        ...(listeners.size > 0 ? { [key('PgCpuListenPerJobUs')]: (listenTicks * TICK_US) / jobs } : {}),
         [key('WalBytesPerJob')]: wal.ours / jobs,
         [key('WalFpiBytesPerJob')]: wal.fpi / jobs,
         [key('WalRecordsPerJob')]: wal.records / jobs,

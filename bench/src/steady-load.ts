@@ -3,14 +3,16 @@
  * process on a fresh schema. Every job: a payload of about 1 KB (a string of 1,000 random
  * base64 characters and its enqueue time), a handler that awaits a uniformly random 1-20 ms;
  * one supervisor, one queue at concurrency STEADY_CONCURRENCY.
- * - rate-500 / rate-2000: a separate enqueuer process (steady-enqueuer.ts) enqueues one job a
+ * - rate-100 / rate-500 / rate-2000: a separate enqueuer process (steady-enqueuer.ts) enqueues one job a
  *   call at that rate, open loop (each call at its time, whether or not the earlier ones have
  *   returned, up to the 10 its pool serves at once). `warmupS` seconds at the rate, then a CHECKPOINT (as before the drains' windows)
  *   and a window of `seconds`. Per job enqueued in the window: the statements of both
  *   processes, by statement; the Postgres CPU of each one's backends; the WAL of the run's
  *   schema and the growth of its tables and indexes on disk (nothing is pruned); each
  *   process's Node CPU; the time from the enqueue call, and from the job row's creation, to
- *   the handler's start, p50/p99; and the rates the enqueuer and the worker held.
+ *   the handler's start, p50/p99; the rates the enqueuer and the worker held; and the index
+ *   entries read (the claim's index per claim). 100 jobs/s is a rate the 2-core machine of
+ *   BENCHMARKS.md holds while other sessions load it; 500 and 2,000 are issue 27's.
  * - drain: the same jobs as a backlog (`spec.jobs`, enqueued in calls of DRAIN_ENQUEUE_CHUNK,
  *   measured as a window of its own), then drained by the same supervisor from its start until
  *   the database holds every job completed; after a warm-up of DRAIN_WARMUP jobs.
@@ -128,6 +130,25 @@ async function diskBytes(admin: pg.Client, schema: string): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** Index entries read so far (pg_stat_user_indexes) in the run's schema: all, and the claim's
+ *  index. Approximate at a window's edges: a backend reports its counts at most once a second. */
+async function indexReads(admin: pg.Client, schema: string): Promise<{ all: number; claim: number }> {
+  const { rows } = await admin.query<{ all: string; claim: string }>(
+    `select coalesce(sum(idx_tup_read), 0)::text as all, coalesce(sum(idx_tup_read) filter (where indexrelname = 'jobs_claim_idx'), 0)::text as claim
+     from pg_stat_user_indexes where schemaname = $1`,
+    [schema],
+  );
+  return { all: Number(rows[0]!.all), claim: Number(rows[0]!.claim) };
+}
+
+/** Per job: index entries read in the window, and per claim those of the claim's index. */
+function indexReadsPerJob(before: { all: number; claim: number }, after: { all: number; claim: number }, jobs: number, claimsPerJob: number): Record<string, number> {
+  return {
+    indexEntriesReadPerJob: (after.all - before.all) / jobs,
+    ...(claimsPerJob > 0 ? { claimIndexEntriesPerClaim: (after.claim - before.claim) / (claimsPerJob * jobs) } : {}),
+  };
+}
+
 /** The statements this process sent since `before`, by statement key, per job. */
 function statementsSince(before: Map<string, number>, jobs: number, own = 0): Record<string, number> {
   const out: Record<string, number> = {};
@@ -153,6 +174,7 @@ async function steady(spec: RunSpec, admin: pg.Client, api: Api, store: Store, p
     globalThis.gc?.();
     const server = await openServerWindow(admin, spec.schema, '');
     const disk0 = await diskBytes(admin, spec.schema);
+    const reads0 = await indexReads(admin, spec.schema);
     const e0 = await enqueuer.snapshot();
     server.markCpu();
     const statements0 = new Map(queryCount.byName);
@@ -170,6 +192,7 @@ async function steady(spec: RunSpec, admin: pg.Client, api: Api, store: Store, p
     const statements = statementsSince(statements0, jobs);
     const serverCost = await server.close(jobs);
     const disk1 = await diskBytes(admin, spec.schema);
+    const reads = indexReadsPerJob(reads0, await indexReads(admin, spec.schema), jobs, statements.claimStatementsPerJob!);
     const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from "${spec.schema}".jobs where state <> 'completed'`);
     if (e1.failed > 0) throw new Error(`${e1.failed} enqueues failed: ${e1.firstError}`);
     const enqueueStatements = (e1.statements - e0.statements) / jobs;
@@ -197,9 +220,11 @@ async function steady(spec: RunSpec, admin: pg.Client, api: Api, store: Store, p
         enqueueStatementsPerJob: enqueueStatements,
         ...serverCost,
         diskBytesPerJob: (disk1 - disk0) / jobs,
+        ...reads,
         lifeStatementsPerJob: statements.statementsPerJob! + enqueueStatements,
         lifePgCpuPerJobUs: serverCost.pgCpuPerJobUs! + (serverCost.enqueuerPgCpuPerJobUs ?? 0),
         lifeWalBytesPerJob: serverCost.walBytesPerJob!,
+        lifeWalFpiBytesPerJob: serverCost.walFpiBytesPerJob!,
         lifeDiskBytesPerJob: (disk1 - disk0) / jobs,
       },
     };
@@ -225,6 +250,7 @@ async function drain(spec: RunSpec, admin: pg.Client, api: Api, store: Store, pa
     globalThis.gc?.();
     const server = await openServerWindow(admin, spec.schema, prefix);
     const disk0 = await diskBytes(admin, spec.schema);
+    const reads0 = await indexReads(admin, spec.schema);
     server.markCpu();
     const statements0 = new Map(queryCount.byName);
     const cpu0 = process.cpuUsage();
@@ -235,7 +261,8 @@ async function drain(spec: RunSpec, admin: pg.Client, api: Api, store: Store, pa
     const statements = statementsSince(statements0, jobs, own);
     const serverCost = await server.close(jobs);
     const disk1 = await diskBytes(admin, spec.schema);
-    return { ms, cpuPerJobUs: (cpu.user + cpu.system) / jobs, statements, serverCost, diskBytesPerJob: (disk1 - disk0) / jobs };
+    const reads = indexReadsPerJob(reads0, await indexReads(admin, spec.schema), jobs, statements.claimStatementsPerJob!);
+    return { ms, cpuPerJobUs: (cpu.user + cpu.system) / jobs, statements, serverCost, diskBytesPerJob: (disk1 - disk0) / jobs, reads };
   };
   const enqueue = await window('enqueue', async () => {
     for (let left = jobs; left > 0; left -= DRAIN_ENQUEUE_CHUNK) await w.queue.enqueueMany(store, payloads(Math.min(DRAIN_ENQUEUE_CHUNK, left)));
@@ -265,6 +292,7 @@ async function drain(spec: RunSpec, admin: pg.Client, api: Api, store: Store, pa
       ...run.statements,
       ...run.serverCost,
       diskBytesPerJob: run.diskBytesPerJob,
+      ...run.reads,
       enqueueCpuPerJobUs: enqueue.cpuPerJobUs,
       enqueueStatementsPerJob: enqueueStatements,
       ...enqueue.serverCost,
@@ -272,6 +300,7 @@ async function drain(spec: RunSpec, admin: pg.Client, api: Api, store: Store, pa
       lifeStatementsPerJob: run.statements.statementsPerJob! + enqueueStatements,
       lifePgCpuPerJobUs: run.serverCost.pgCpuPerJobUs! + enqueue.serverCost.enqueuePgCpuPerJobUs!,
       lifeWalBytesPerJob: run.serverCost.walBytesPerJob! + enqueue.serverCost.enqueueWalBytesPerJob!,
+      lifeWalFpiBytesPerJob: run.serverCost.walFpiBytesPerJob! + enqueue.serverCost.enqueueWalFpiBytesPerJob!,
       lifeDiskBytesPerJob: run.diskBytesPerJob + enqueue.diskBytesPerJob,
     },
   };
