@@ -13,13 +13,15 @@ import { summariseProfile } from './cpu-profile.js';
 import { machineInfo, versions, waitForQuiet } from './machine.js';
 import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
-import { writeKeysSection, writeReport } from './report.js';
+import { writeKeysSection, writeReport, writeSteadySection } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import { durableSpec, type DurableResults } from './durable-load.js';
 import { DURABLE_SHAPES, durableScenario } from './durable-shapes.js';
 import { keysSpec, type KeysResults } from './keys-load.js';
 import { KEYS_SHAPES, keysScenario } from './keys-shapes.js';
+import { steadySpec, type SteadyResults } from './steady-load.js';
+import { STEADY_SHAPES, steadyScenario } from './steady-shapes.js';
 import type { BenchResults, Measurement } from './results.js';
 import type { ChildMessage, RunResult, RunSpec } from './run-spec.js';
 import { spread } from './stats.js';
@@ -123,6 +125,7 @@ async function main(opts: BenchOptions): Promise<void> {
   if (!opts.full && opts.scenarios.includes('flows')) await keepFlowResults(results);
   if (!opts.full && opts.scenarios.includes('durable')) await keepDurableResults(results, vers);
   if (!opts.full && opts.scenarios.includes('keys') && jobvisors.length === 1) await keepKeysResults(results, opts);
+  if (!opts.full && opts.scenarios.includes('steady') && jobvisors.length === 1) await keepSteadyResults(results, opts);
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
@@ -189,6 +192,19 @@ async function keepKeysResults(results: BenchResults, opts: BenchOptions): Promi
   log('bench: keys figures kept in bench/results/keys.json; their section of BENCHMARKS.md redone in place');
 }
 
+/** As the keys: a run of the steady scenario keeps its figures in results/steady.json, and only
+ *  their section of BENCHMARKS.md is redone, in place (report.ts, writeSteadySection). */
+async function keepSteadyResults(results: BenchResults, opts: BenchOptions): Promise<void> {
+  const ours = (scenario: string) => scenario.startsWith('steady-');
+  const summary = Object.fromEntries(Object.entries(results.summary).filter(([scenario]) => ours(scenario)));
+  const load = results.measurements.filter((m) => ours(m.scenario)).map(({ scenario, run, busyBefore, load1 }) => ({ scenario, run, busyBefore, load1 }));
+  const sizes = { seconds: opts.sizes.steadySeconds, warmupS: opts.sizes.steadyWarmupS, drainJobs: opts.sizes.steadyDrainJobs };
+  const kept: SteadyResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, sizes, summary, load };
+  await writeFile(join(benchDir, 'results/steady.json'), `${JSON.stringify(kept, null, 2)}\n`);
+  await writeSteadySection(join(repoRoot, 'BENCHMARKS.md'), kept);
+  log('bench: steady figures kept in bench/results/steady.json; their section of BENCHMARKS.md redone in place');
+}
+
 function plan(opts: BenchOptions): Task[] {
   const s = opts.sizes;
   const tasks: Task[] = [];
@@ -247,6 +263,11 @@ function plan(opts: BenchOptions): Task[] {
       case 'keys':
         for (const shape of opts.keysShapes ?? KEYS_SHAPES) {
           tasks.push({ scenario: keysScenario(shape), systems: jobvisorOnly, spec: { kind: 'keys', keysShape: shape, ...keysSpec(shape, s) } });
+        }
+        break;
+      case 'steady':
+        for (const shape of opts.steadyShapes ?? STEADY_SHAPES) {
+          tasks.push({ scenario: steadyScenario(shape), systems: jobvisorOnly, spec: { kind: 'steady', steadyShape: shape, ...steadySpec(shape, s) } });
         }
         break;
       case 'pgbench':
@@ -401,6 +422,12 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.walBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.walBytesPerJob)} B/job`);
   if (metrics.lifeWalBytesPerJob !== undefined) parts.push(`with enqueue ${fmt(metrics.lifeWalBytesPerJob)} B/job`);
   if (metrics.enqueueWalBytesPerJob !== undefined) parts.push(`WAL ${fmt(metrics.enqueueWalBytesPerJob)} B/job, Postgres ${fmt(metrics.enqueuePgCpuPerJobUs!)} µs CPU/job`);
+  if (metrics.enqueuedPerSec !== undefined) {
+    parts.push(`offered ${fmt(metrics.rate!)} jobs/s: enqueued ${fmt(metrics.enqueuedPerSec)}/s, completed ${fmt(metrics.completedPerSec!)}/s, enqueue → start p50 ${metrics.startP50Ms!.toFixed(1)} ms, p99 ${metrics.startP99Ms!.toFixed(1)} ms`);
+  }
+  if (metrics.lifeDiskBytesPerJob !== undefined) {
+    parts.push(`whole life per job: ${metrics.lifeStatementsPerJob!.toFixed(2)} statements (${metrics.outcomeStatementsPerJob!.toFixed(3)} outcome), Postgres ${fmt(metrics.lifePgCpuPerJobUs!)} µs, disk ${fmt(metrics.lifeDiskBytesPerJob)} B`);
+  }
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
   if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
   if (metrics.ticksMissed !== undefined) {

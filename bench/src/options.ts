@@ -2,15 +2,16 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DURABLE_SHAPES, type DurableShape } from './durable-shapes.js';
 import { KEYS_SHAPES, type KeysShape } from './keys-shapes.js';
+import { STEADY_SHAPES, type SteadyShape } from './steady-shapes.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 /** The scenarios a user can pick with --scenarios; drain and multi expand to one per concurrency. */
-export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows', 'durable', 'keys'] as const;
+export const SCENARIO_NAMES = ['enqueue', 'drain', 'multi', 'latency', 'memory', 'backlog', 'pgbench', 'profile', 'actor', 'schedules', 'flows', 'durable', 'keys', 'steady'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
-/** A full run's: all but schedules, flows, durable and keys, which run on their own (their
- *  figures are kept in results/schedules.json, flows.json, durable.json and keys.json, and the
- *  report takes them from there). */
-const ON_THEIR_OWN: readonly ScenarioName[] = ['schedules', 'flows', 'durable', 'keys'];
+/** A full run's: all but schedules, flows, durable, keys and steady, which run on their own
+ *  (their figures are kept in results/schedules.json, flows.json, durable.json, keys.json and
+ *  steady.json, and the report takes them from there). */
+const ON_THEIR_OWN: readonly ScenarioName[] = ['schedules', 'flows', 'durable', 'keys', 'steady'];
 const DEFAULT_SCENARIOS = SCENARIO_NAMES.filter((s) => !ON_THEIR_OWN.includes(s));
 
 export interface Sizes {
@@ -29,6 +30,11 @@ export interface Sizes {
   /** keys: jobs per tenant of a drain's backlog (100 tenants), and enqueues of an enqueue shape. */
   keysJobsPerTenant: number;
   keysEnqueues: number;
+  /** steady: seconds measured per rate shape, after `steadyWarmupS` at the same rate. */
+  steadySeconds: number;
+  steadyWarmupS: number;
+  /** steady: the backlog of its drain shape. */
+  steadyDrainJobs: number;
 }
 
 export interface BenchOptions {
@@ -54,6 +60,8 @@ export interface BenchOptions {
   durableShapes?: DurableShape[];
   /** keys: which of its shapes (keys-load.ts); all when absent. */
   keysShapes?: KeysShape[];
+  /** steady: which of its shapes (steady-load.ts); all when absent. */
+  steadyShapes?: SteadyShape[];
   /** Per-run timeout of a child process. */
   runTimeoutS: number;
 }
@@ -72,6 +80,9 @@ const FULL: Sizes = {
   pgbenchClients: 10,
   keysJobsPerTenant: 100,
   keysEnqueues: 2_000,
+  steadySeconds: 30,
+  steadyWarmupS: 5,
+  steadyDrainJobs: 20_000,
 };
 
 const QUICK: Sizes = {
@@ -88,6 +99,9 @@ const QUICK: Sizes = {
   pgbenchClients: 10,
   keysJobsPerTenant: 20,
   keysEnqueues: 500,
+  steadySeconds: 10,
+  steadyWarmupS: 3,
+  steadyDrainJobs: 5_000,
 };
 
 export const USAGE = `usage: npm run bench -- [options]      (from the repo root; runs on Node 22)
@@ -95,10 +109,13 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --quick                 1 run, smaller N (5,000 jobs, 50 latency samples …) for iteration
   --runs N                runs per figure (default 3; --quick 1)
   --systems a,b           jobvisor,graphile-worker,pg-boss (default all)
-  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows, durable, keys)
+  --scenarios a,b         ${SCENARIO_NAMES.join(',')} (default all but schedules, flows, durable, keys, steady)
   --concurrency 10,50     drain concurrencies (default 10,50)
   --durable a,b           the durable scenario's shapes: ${DURABLE_SHAPES.join(',')} (default all)
   --keys a,b              the keys scenario's shapes: ${KEYS_SHAPES.join(',')} (default all)
+  --steady a,b            the steady scenario's shapes: ${STEADY_SHAPES.join(',')} (default all)
+  --steady-seconds S      seconds measured per steady rate shape (default 30; --quick 10)
+  --steady-warmup S       seconds at the rate before they are measured (default 5; --quick 3)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
   --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
@@ -119,6 +136,9 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       concurrency: { type: 'string' },
       durable: { type: 'string' },
       keys: { type: 'string' },
+      steady: { type: 'string' },
+      'steady-seconds': { type: 'string' },
+      'steady-warmup': { type: 'string' },
       'jobvisor-root': { type: 'string', multiple: true },
       database: { type: 'string' },
       'quiet-wait': { type: 'string' },
@@ -147,6 +167,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a non-negative integer, got "${raw}"`);
     return n;
   };
+  const sizes = quick ? QUICK : FULL;
   const systems = list(values.systems, SYSTEM_NAMES, 'system');
   const scenarios = list(values.scenarios, SCENARIO_NAMES, 'scenario', DEFAULT_SCENARIOS);
   const concurrencies = (values.concurrency ?? '10,50').split(',').map((c) => positiveInt(c, 0, '--concurrency'));
@@ -167,7 +188,11 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     systems,
     scenarios,
     concurrencies,
-    sizes: quick ? QUICK : FULL,
+    sizes: {
+      ...sizes,
+      steadySeconds: Math.max(1, positiveInt(values['steady-seconds'], sizes.steadySeconds, '--steady-seconds')),
+      steadyWarmupS: positiveInt(values['steady-warmup'], sizes.steadyWarmupS, '--steady-warmup'),
+    },
     connectionString: values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     jobvisorRoots,
     quietWaitS: positiveInt(values['quiet-wait'], quick ? 0 : 15, '--quiet-wait'),
@@ -177,6 +202,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     reportOnly: values['report-only'] ?? false,
     ...(values.durable === undefined ? {} : { durableShapes: list(values.durable, DURABLE_SHAPES, 'durable shape') }),
     ...(values.keys === undefined ? {} : { keysShapes: list(values.keys, KEYS_SHAPES, 'keys shape') }),
+    ...(values.steady === undefined ? {} : { steadyShapes: list(values.steady, STEADY_SHAPES, 'steady shape') }),
     runTimeoutS: 600,
   };
 }

@@ -6,7 +6,20 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-export const queryCount = { total: 0 };
+export const queryCount = { total: 0, byName: new Map<string, number>() };
+
+/**
+ * A jobvisor statement's key (`set_states_if_running`, `claim_jobs` …): its prepared name is
+ * `jobvisor_<key>_<hash>`, passed as the config's name, or in the text of an index-scans-only
+ * statement (`… execute jobvisor_<key>_<hash>(…)`, or `prepare` once per connection). Anything
+ * else (the peers', begin/commit, LISTEN) is `other`.
+ */
+export function statementKey(arg: unknown): string {
+  const name = typeof arg === 'object' && arg !== null && 'name' in arg ? (arg as { name?: unknown }).name : undefined;
+  const text = typeof name === 'string' ? name : typeof arg === 'string' ? arg : '';
+  const m = /^(?:prepare |.*\bexecute )?jobvisor_(\w+)_[0-9a-f]{12}\b/s.exec(text);
+  return m ? (text.startsWith('prepare ') ? `prepare ${m[1]}` : m[1]!) : 'other';
+}
 
 export function countQueries(jobvisorRoot: string): void {
   const copies = new Set<{ Client: { prototype: { query: (...args: unknown[]) => unknown } } }>();
@@ -21,6 +34,8 @@ export function countQueries(jobvisorRoot: string): void {
     const query = proto.query;
     proto.query = function (this: unknown, ...args: unknown[]) {
       queryCount.total += 1;
+      const key = statementKey(args[0]);
+      queryCount.byName.set(key, (queryCount.byName.get(key) ?? 0) + 1);
       return query.apply(this, args);
     };
   }

@@ -12,6 +12,8 @@ import { DRAIN_JOBS, type DurableResults, RUN_IN_MS, SAMPLES, SLEEP_MS, SLEEPERS
 import { durableScenario, type DurableShape } from './durable-shapes.js';
 import { ENQUEUE_CHUNK, KEYS_CONCURRENCY, KEYS_TENANTS, type KeysResults } from './keys-load.js';
 import { keysScenario, type KeysShape } from './keys-shapes.js';
+import { DRAIN_ENQUEUE_CHUNK, HANDLER_MS, PAD_CHARS, STEADY_CONCURRENCY, type SteadyResults } from './steady-load.js';
+import { STEADY_SHAPES, steadyRate, steadyScenario, type SteadyShape } from './steady-shapes.js';
 import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
 import { median, type Spread } from './stats.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
@@ -60,11 +62,13 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   const durable = await readFile(join(paths.benchDir, 'results/durable.json'), 'utf8').then((text) => JSON.parse(text) as DurableResults, () => undefined);
   // The fair share and debounce figures: from the last keys-only run.
   const keys = await readKeysResults(paths.benchDir);
+  // Steady traffic against a drain: from the last steady-only run.
+  const steady = await readFile(join(paths.benchDir, 'results/steady.json'), 'utf8').then((text) => JSON.parse(text) as SteadyResults, () => undefined);
   // The inspector's reads: written by src/inspector-reads.ts, kept as it wrote them.
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
   // Retention: written by src/prune.ts, likewise.
   const prune = await readFile(join(paths.benchDir, 'results/prune.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, keys, inspectorReads, prune));
+  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, keys, steady, inspectorReads, prune));
 }
 
 function renderMarkdown(
@@ -75,6 +79,7 @@ function renderMarkdown(
   flows: FlowResults | undefined,
   durable: DurableResults | undefined,
   keys: KeysResults | undefined,
+  steady: SteadyResults | undefined,
   inspectorReads = '',
   prune = '',
 ): string {
@@ -232,6 +237,7 @@ function renderMarkdown(
   if (schedules) lines.push(...scheduleSection(schedules));
   if (flows) lines.push(...flowSection(flows));
   if (keys) lines.push(...keysSection(keys));
+  if (steady) lines.push(...steadySection(steady));
   if (durable) lines.push(...durableSection(durable));
   if (inspectorReads) lines.push(inspectorReads.trimEnd(), '');
   if (prune) lines.push(prune.trimEnd(), '');
@@ -287,6 +293,7 @@ function renderMarkdown(
   lines.push('npm run bench -- --scenarios flows --runs 1   # the flows figures alone (~1 min a run), kept in bench/results/flows.json');
   lines.push('npm run bench -- --scenarios durable   # the durable jobs figures alone (~10 min), kept in bench/results/durable.json; --durable wake,steps … for some shapes');
   lines.push('npm run bench -- --scenarios keys   # fair share and debounce alone (~5 min), kept in bench/results/keys.json and put in this file in place of its section; --keys drain-on,drain-off … for some shapes');
+  lines.push('npm run bench -- --scenarios steady   # steady traffic (100, 500 and 2,000 jobs/s) beside a drain of the same jobs (~10 min), kept in bench/results/steady.json and put in this file in place of its section; --steady rate-500,drain … for some shapes, --steady-seconds 30 --steady-warmup 5');
   lines.push('npm run bench -- --report-only     # redo this file from bench/results/latest.json');
   lines.push('npm run bench -- --help');
   lines.push('```');
@@ -478,6 +485,95 @@ function keysSection(r: KeysResults): string[] {
     "A debounced enqueue is one `INSERT … ON CONFLICT DO UPDATE` through `enqueue_keyed` (migration 0019), against the plain statement's `INSERT`. What the fair claim adds to a claim is nothing in its plan (the first n entries of jobs_fair_claim_idx, as the plain claim reads jobs_claim_idx; test/adapters/postgres/postgres-store.test.ts checks both plans); what fair share costs is at enqueue: each job takes its tenant's rank. A bulk enqueue (migration 0028, `enqueue_fair_jobs`) is one statement as a plain one: the queue's frontier read once, one write of each tenant's row for all of its jobs in the call (`next_fair_ranks`), one `INSERT` of the jobs; a single enqueue goes through `enqueue_keyed` (`next_fair_rank`: the frontier's probe, the tenant's row, the job).",
     '',
   );
+  return lines;
+}
+
+const STEADY_TITLE = '## Steady traffic against a drain';
+
+/**
+ * A steady-only run's figures into BENCHMARKS.md in place of its section, or before the durable
+ * jobs' section when it has none (as writeKeysSection).
+ */
+export async function writeSteadySection(markdownPath: string, steady: SteadyResults): Promise<void> {
+  const text = await readFile(markdownPath, 'utf8');
+  await writeFile(markdownPath, spliceSection(text, steadySection(steady), STEADY_TITLE, ['## Durable jobs', '## How each figure is measured']));
+}
+
+/** Steady traffic (issue 27): what a job costs at a fixed rate, beside a drain of the same jobs. */
+function steadySection(r: SteadyResults): string[] {
+  const get = (shape: SteadyShape, metric: string) => r.summary[steadyScenario(shape)]?.jobvisor?.[metric];
+  const shapes = STEADY_SHAPES.filter((shape) => get(shape, 'jobs'));
+  const rates = shapes.filter((shape) => steadyRate(shape) !== undefined);
+  const load = r.load.map((l) => `${l.scenario.replace('steady-', '')} run ${l.run}: ${pct(l.busyBefore)} busy, load ${l.load1.toFixed(2)}`).join('; ');
+  const titles = (shape: SteadyShape) => (steadyRate(shape) === undefined ? `drain of ${fmtInt(r.sizes.drainJobs)} (same run)` : `${fmtInt(steadyRate(shape)!)} jobs/s offered`);
+  // A metric per shape: the rate shapes' name, or the drain's where it differs.
+  const row = (label: string, metric: string, digits = 0, drainMetric: string | null = metric) =>
+    `| ${label} | ${shapes.map((shape) => (steadyRate(shape) === undefined && drainMetric === null ? '–' : cell(get(shape, steadyRate(shape) === undefined ? drainMetric! : metric), digits))).join(' | ')} |`;
+  // Jobs per statement, from the median statements per job.
+  const per = (label: string, metric: string) => `| ${label} | ${shapes.map((shape) => {
+    const m = get(shape, metric)?.median;
+    return m ? num(1 / m, 1) : '–';
+  }).join(' | ')} |`;
+  const lines = [
+    STEADY_TITLE,
+    '',
+    `jobvisor only (issue 27), jobvisor @ ${r.versions.jobvisor.commit} on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, ${r.machine.cores} cores shared with other sessions, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios steady\`, bench/src/steady-load.ts). Each shape in its own process on a fresh schema, the shapes interleaved run by run. Machine load just before each run (share of the CPUs other processes kept busy, 1-minute load average): ${load || 'not recorded'}. The worker and the enqueuer share the machine's cores with the server and with each other, so the rates held and the latencies move with that load; CPU, WAL and disk per job much less.`,
+    '',
+    `Every job: a payload of about 1 KB (${fmtInt(PAD_CHARS)} random base64 characters and its enqueue time) and a handler that awaits a uniformly random ${HANDLER_MS.min}-${HANDLER_MS.max} ms; one supervisor with one queue at concurrency ${STEADY_CONCURRENCY}, store defaults (pool of 10). **Rate shapes**: a separate enqueuer process enqueues one job a call (\`queue.enqueue\`) at the offered rate, open loop (each call at its time, whether or not the earlier ones have returned, up to the 10 its pool serves at once: a server or enqueuer that cannot keep the rate leaves the calls behind their times, the "behind the schedule" row, rather than queued for a connection); ${r.sizes.warmupS} s at the rate, a CHECKPOINT, then a window of ${r.sizes.seconds} s; figures per job enqueued in the window, the enqueuer's and the worker's together ("whole life"). **Drain**: the same jobs, ${fmtInt(r.sizes.drainJobs)} of them enqueued first in calls of ${fmtInt(DRAIN_ENQUEUE_CHUNK)} (\`enqueueMany\`, a window of its own), then drained by the same supervisor from its start until the database holds every job completed, after a warm-up of 1,000; its whole life is the two windows added. Nothing is pruned in any window.`,
+    '',
+    `| | ${shapes.map(titles).join(' | ')} |`,
+    `| --- | ${shapes.map(() => '---:').join(' | ')} |`,
+  ];
+  if (rates.length > 0) {
+    lines.push(
+      row('enqueued (jobs/s held by the enqueuer)', 'enqueuedPerSec', 0, null),
+      row('completed (jobs/s; the drain: its rate)', 'completedPerSec', 0, 'jobsPerSec'),
+      row('enqueuer behind the schedule when the window closed (ms)', 'enqueueLagMs', 0, null),
+      row('not completed when the window closed (jobs)', 'unfinishedAtEnd', 0, null),
+      row('enqueue call → handler start, p50 (ms)', 'startP50Ms', 1, null),
+      row('enqueue call → handler start, p99 (ms)', 'startP99Ms', 1, null),
+      row('job row created → handler start, p50 (ms; the server\'s clock, ms resolution)', 'rowStartP50Ms', 1, null),
+      row('job row created → handler start, p99 (ms)', 'rowStartP99Ms', 1, null),
+      row('enqueue call, p50 (ms)', 'enqueueCallP50Ms', 1, null),
+      row('enqueue call, p99 (ms)', 'enqueueCallP99Ms', 1, null),
+    );
+  } else {
+    lines.push(row('drained (jobs/s)', 'jobsPerSec'));
+  }
+  lines.push(
+    row('**statements per job, whole life** (enqueue + worker)', 'lifeStatementsPerJob', 3),
+    row('statements per job, the enqueue\'s', 'enqueueStatementsPerJob', 3),
+    row('statements per job, the worker\'s', 'statementsPerJob', 3),
+    row('of which **outcome** statements (`set_states_if_running`)', 'outcomeStatementsPerJob', 3),
+    row('of which claims (`claim_jobs`)', 'claimStatementsPerJob', 3),
+    per('jobs per outcome statement', 'outcomeStatementsPerJob'),
+    per('jobs per claim', 'claimStatementsPerJob'),
+    row('**Postgres CPU per job, whole life** (µs)', 'lifePgCpuPerJobUs'),
+    row('Postgres CPU per job: the enqueue\'s backends (µs)', 'enqueuerPgCpuPerJobUs', 0, 'enqueuePgCpuPerJobUs'),
+    row('Postgres CPU per job: the worker\'s backends (µs)', 'pgCpuPerJobUs'),
+    row('of which its LISTEN connection (µs)', 'pgCpuListenPerJobUs'),
+    row('Postgres CPU per job: every server process, other sessions\' included (µs; the drain: its drain window)', 'pgCpuServerPerJobUs'),
+    row('**WAL per job, whole life** (bytes)', 'lifeWalBytesPerJob'),
+    row('of which full-page images (bytes)', 'lifeWalFpiBytesPerJob'),
+    row('WAL records per job (the drain: its drain window)', 'walRecordsPerJob', 1),
+    row('**disk growth per job, whole life**: the schema\'s tables, indexes, TOAST (bytes)', 'lifeDiskBytesPerJob'),
+    row('index entries read per job, the schema\'s indexes (pg_stat_user_indexes; the drain: its drain window)', 'indexEntriesReadPerJob'),
+    row('entries of the claim\'s index (`jobs_claim_idx`) read per claim', 'claimIndexEntriesPerClaim'),
+    row('Node CPU per job, the worker (µs)', 'cpuPerJobUs'),
+    row('Node CPU per job, the enqueue (µs)', 'enqueuerCpuPerJobUs', 0, 'enqueueCpuPerJobUs'),
+    '',
+  );
+  // The worker's other statements, by name, where any shape sent them.
+  const others = [...new Set(shapes.flatMap((shape) => Object.keys(r.summary[steadyScenario(shape)]?.jobvisor ?? {})))]
+    .filter((k) => k.startsWith('statements.') && !['statements.set_states_if_running', 'statements.claim_jobs'].includes(k))
+    .filter((k) => shapes.some((shape) => (get(shape, k)?.median ?? 0) >= 0.0005))
+    .sort();
+  if (others.length > 0) {
+    lines.push(
+      `The worker's other statements per job: ${others.map((k) => `\`${k.slice('statements.'.length)}\` ${shapes.map((shape) => num(get(shape, k)?.median, 3)).join(' / ')}`).join('; ')} (${shapes.map(titles).join(' / ')}; \`other\`: begin, commit, LISTEN and the like).`,
+      '',
+    );
+  }
   return lines;
 }
 

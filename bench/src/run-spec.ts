@@ -1,8 +1,9 @@
 import type { KeysShape } from './keys-shapes.js';
+import type { SteadyShape } from './steady-shapes.js';
 import type { SystemName } from './systems/system.js';
 
 /** What one child process measures: one system, one scenario, one run, one fresh schema. */
-export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows' | 'durable' | 'keys';
+export type ScenarioKind = 'enqueue' | 'drain' | 'latency' | 'memory' | 'profile' | 'actor' | 'schedules' | 'flows' | 'durable' | 'keys' | 'steady';
 
 export interface RunSpec {
   kind: ScenarioKind;
@@ -12,7 +13,7 @@ export interface RunSpec {
   jobvisorRoot: string;
   /** enqueue: jobs in the one bulk call; drain/profile: backlog; memory: jobs in flight;
    *  actor: job actors run; schedules: schedules on the supervisor; flows: children of the fan-out;
-   *  keys: a drain's backlog, or an enqueue shape's enqueues. */
+   *  keys: a drain's backlog, or an enqueue shape's enqueues; steady: its drain's backlog. */
   jobs: number;
   /** drain/profile: jobs timed out of the backlog (≤ jobs). */
   measure?: number;
@@ -29,6 +30,10 @@ export interface RunSpec {
   durableShape?: 'plain' | 'steps' | 'dbos' | 'wake' | 'idle' | 'sleepers';
   /** keys: which shape (keys-load.ts). */
   keysShape?: KeysShape;
+  /** steady: which shape (steady-load.ts), and for a rate shape its seconds measured and of warm-up. */
+  steadyShape?: SteadyShape;
+  seconds?: number;
+  warmupS?: number;
   /** profile: where to write the .cpuprofile of the measured window. */
   profileOut?: string;
 }

@@ -11,6 +11,7 @@ import { durableLoad } from './durable-load.js';
 import { flowLoad } from './flow-load.js';
 import { keysLoad } from './keys-load.js';
 import { scheduleLoad } from './schedule-load.js';
+import { steadyLoad } from './steady-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
 import { openServerWindow } from './server-cost.js';
@@ -42,6 +43,8 @@ export async function runScenario(spec: RunSpec, sys: BenchSystem, admin: pg.Cli
       return durableLoad(spec, admin);
     case 'keys':
       return keysLoad(spec, admin);
+    case 'steady':
+      return steadyLoad(spec, admin);
   }
 }
 

@@ -27,9 +27,17 @@ export function systemConnectionString(connectionString: string, schema: string)
   return url.toString();
 }
 
-function appName(schema: string): string {
+/** The connection string of a separate enqueuing process (steady-load.ts): its backends are
+ *  counted apart from the system's, as `enqueuerPgCpuPerJobUs`. */
+export function enqueuerConnectionString(connectionString: string, schema: string): string {
+  const url = new URL(connectionString);
+  url.searchParams.set('application_name', appName(schema, 'jve'));
+  return url.toString();
+}
+
+function appName(schema: string, tag = 'jvb'): string {
   // application_name keeps 63 bytes; the schema ends in the parent's pid, so keep its tail.
-  return `jvb_${schema.slice(-59)}`;
+  return `${tag}_${schema.slice(-59)}`;
 }
 
 /** user + system ticks of one process, or undefined when it is gone or not a postgres process. */
@@ -83,14 +91,24 @@ export async function openServerWindow(admin: pg.Client, schema: string, prefix:
     },
     async close(jobs) {
       const all = postgresTicks();
-      const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [appName(schema)]);
-      const ours = new Set(rows.map((r) => r.pid));
+      const { rows } = await admin.query<{ pid: number; app: string; listens: boolean }>(
+        `select pid, application_name as app, query ilike 'listen %' as listens from pg_stat_activity where application_name in ($1, $2)`,
+        [appName(schema), appName(schema, 'jve')],
+      );
+      const ours = new Set(rows.filter((r) => r.app === appName(schema)).map((r) => r.pid));
+      // The system's LISTEN connection: its backend's last statement is the LISTEN.
+      const listeners = new Set(rows.filter((r) => r.app === appName(schema) && r.listens).map((r) => r.pid));
+      const enqueuers = new Set(rows.filter((r) => r.app !== appName(schema)).map((r) => r.pid));
       let oursTicks = 0;
+      let enqueuerTicks = 0;
+      let listenTicks = 0;
       let allTicks = 0;
       for (const [pid, t] of all) {
         const spent = t - (cpu0.get(pid) ?? 0);
         allTicks += spent;
         if (ours.has(pid)) oursTicks += spent;
+        if (enqueuers.has(pid)) enqueuerTicks += spent;
+        if (listeners.has(pid)) listenTicks += spent;
       }
       const lsn1 = await insertLsn(admin);
       const wal = await walOfSchema(admin, schema, lsn0, lsn1);
@@ -101,6 +119,8 @@ export async function openServerWindow(admin: pg.Client, schema: string, prefix:
         [key('PgCpuPerJobUs')]: (oursTicks * TICK_US) / jobs,
         [key('PgCpuServerPerJobUs')]: (allTicks * TICK_US) / jobs,
         [key('PgBackends')]: ours.size,
+        ...(enqueuers.size > 0 ? { [key('EnqueuerPgCpuPerJobUs')]: (enqueuerTicks * TICK_US) / jobs } : {}),
+        ...(listeners.size > 0 ? { [key('PgCpuListenPerJobUs')]: (listenTicks * TICK_US) / jobs } : {}),
         [key('WalBytesPerJob')]: wal.ours / jobs,
         [key('WalFpiBytesPerJob')]: wal.fpi / jobs,
         [key('WalRecordsPerJob')]: wal.records / jobs,

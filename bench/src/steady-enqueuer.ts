@@ -1,0 +1,133 @@
+/**
+ * The steady scenario's enqueuer (steady-load.ts forks it): a process of its own, so that its
+ * CPU and its statements stay out of the worker's figures. Open loop: enqueue i is issued at
+ * `i / rate` seconds after 'start', whether or not the earlier ones have returned, one job a
+ * call through the public single-job API (`queue.enqueue`); but at most MAX_IN_FLIGHT at once,
+ * the store's pool: when the server (or this process) cannot keep the rate, the calls fall
+ * behind the schedule (`lagMs`) rather than queue for a connection until the pool's connect
+ * timeout fails them, and the rate held is what `done` counts. Its connections carry an
+ * application_name of their own (server-cost.ts, `enqueuerConnectionString`), so that the
+ * server's CPU for them is counted apart from the worker's.
+ *
+ * Messages from the parent: 'start'; 'snapshot' (answered with the counters so far and the
+ * enqueue call times since the last snapshot); 'stop' (answered once every call has returned
+ * and the store is closed).
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as JobvisorApi from '../../src/index.js';
+import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
+import { countQueries, queryCount } from './query-counter.js';
+import { enqueuerConnectionString } from './server-cost.js';
+
+export interface EnqueuerSpec {
+  connectionString: string;
+  schema: string;
+  jobvisorRoot: string;
+  rate: number;
+  /** The payload's filler, the same string for every job. */
+  pad: string;
+}
+
+export type EnqueuerRequest = { type: 'start' } | { type: 'snapshot' } | { type: 'stop' };
+
+export interface EnqueuerSnapshot {
+  type: 'snapshot';
+  /** Calls issued, returned and failed since 'start'. */
+  issued: number;
+  done: number;
+  failed: number;
+  firstError?: string;
+  statements: number;
+  cpuUs: number;
+  /** Durations of the calls that returned since the previous snapshot (ms). */
+  callMs: number[];
+  /** How far behind the schedule the calls are (ms): 0 while the rate is kept. */
+  lagMs: number;
+}
+
+export type EnqueuerMessage = EnqueuerSnapshot | { type: 'ready' } | { type: 'stopped' };
+
+/** The store's default pool. */
+const MAX_IN_FLIGHT = 10;
+
+const spec = JSON.parse(process.argv[2] ?? '') as EnqueuerSpec;
+const send = (message: EnqueuerMessage) => process.send?.(message);
+
+countQueries(spec.jobvisorRoot);
+const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
+const api = (await load('src/index.ts')) as typeof JobvisorApi;
+const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+const store = postgresStore({ connectionString: enqueuerConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
+// No handlers: this process only enqueues to the queue the worker serves.
+const queue = api.defineQueue('bench', { handlers: {} as Record<'work', (job: JobvisorApi.Job) => Promise<void>> });
+
+let issued = 0;
+let done = 0;
+let failed = 0;
+let firstError: string | undefined;
+let callMs: number[] = [];
+let timer: NodeJS.Timeout | undefined;
+let t0 = 0;
+const inFlight = new Set<Promise<void>>();
+const cpu0 = process.cpuUsage();
+
+function issue(): void {
+  issued += 1;
+  const started = performance.now();
+  // The enqueue's moment, comparable across processes of the machine (the handler's start is
+  // taken the same way in the worker).
+  const call = queue
+    .enqueue(store, 'work', { at: performance.timeOrigin + started, pad: spec.pad })
+    .then(
+      () => {
+        done += 1;
+        callMs.push(performance.now() - started);
+      },
+      (error: unknown) => {
+        failed += 1;
+        firstError ??= error instanceof Error ? error.message : String(error);
+      },
+    )
+    .finally(() => inFlight.delete(call));
+  inFlight.add(call);
+}
+
+/** Every ms or so, the calls whose time has come: a timer of 1 ms fires every 1-2 ms, so at
+ *  2,000 jobs/s each tick issues 2-4. */
+function tick(): void {
+  const due = Math.floor(((performance.now() - t0) * spec.rate) / 1000);
+  while (issued < due && inFlight.size < MAX_IN_FLIGHT) issue();
+  timer = setTimeout(tick, 1);
+}
+
+/** The time since the first call not yet issued was due. */
+function lag(): number {
+  return Math.max(0, performance.now() - (t0 + (issued * 1000) / spec.rate));
+}
+
+process.on('message', (message: EnqueuerRequest) => {
+  switch (message.type) {
+    case 'start':
+      t0 = performance.now();
+      tick();
+      break;
+    case 'snapshot': {
+      const cpu = process.cpuUsage(cpu0);
+      send({ type: 'snapshot', issued, done, failed, ...(firstError ? { firstError } : {}), statements: queryCount.total, cpuUs: cpu.user + cpu.system, callMs, lagMs: t0 === 0 ? 0 : lag() });
+      callMs = [];
+      break;
+    }
+    case 'stop':
+      clearTimeout(timer);
+      void Promise.allSettled([...inFlight])
+        .then(() => store.close())
+        .then(() => send({ type: 'stopped' }))
+        .finally(() => process.exit());
+      break;
+  }
+});
+
+// One call before 'ready': the pool connected and the statement prepared on one connection.
+await queue.enqueue(store, 'work', { at: performance.timeOrigin + performance.now(), pad: spec.pad });
+send({ type: 'ready' });
