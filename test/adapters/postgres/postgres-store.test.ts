@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresStore } from '../../../src/adapters/postgres/index.js';
 import { loadMigrations } from '../../../src/adapters/sql/migrate.js';
 import { CLAIM_FAIR_JOBS, CLAIM_JOBS } from '../../../src/adapters/sql/queries/claim-jobs.js';
+import { CHECKPOINT_STEPS } from '../../../src/adapters/sql/queries/durable-jobs.js';
 import { PRUNE_JOBS_BATCH } from '../../../src/adapters/sql/queries/prune-jobs.js';
+import { SET_PROGRESS_IF_RUNNING } from '../../../src/adapters/sql/queries/set-progress-if-running.js';
+import { SET_STATES_IF_RUNNING } from '../../../src/adapters/sql/queries/set-states-if-running.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../src/adapters/sql/statement.js';
 import { InvalidOptionError } from '../../../src/errors.js';
@@ -234,6 +237,46 @@ describePostgres('postgresStore', (url) => {
         const { rows } = await pool.query(`select id::text from "${schema}".jobs where queue = 'asleep' and payload ? 'due'`);
         return rows.map((row: { id: string }) => row.id);
       }
+    });
+
+    it('writes outcomes, progress and step checkpoints by primary key beside 3,000 running jobs, never reading the others', async () => {
+      // At a steady rate each of these statements carries one to five jobs; joined to the
+      // table as planned from jsonb_to_recordset's guess of 100 input rows, the outcomes' UPDATE
+      // read every running job (and the running index's entries for jobs finished since the
+      // last vacuum) to write one.
+      const store = postgresStore({ pool, schema });
+      const [first] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'busy' }] });
+      const { rows: columns } = await pool.query(
+        `select column_name from information_schema.columns
+         where table_schema = $1 and table_name = 'jobs' and column_name not in ('id', 'state', 'lease_token', 'lease_expires_at', 'worker_id', 'attempt')`,
+        [schema],
+      );
+      const copied = columns.map((c: { column_name: string }) => `"${c.column_name}"`).join(', ');
+      await pool.query(
+        `insert into "${schema}".jobs (state, lease_token, lease_expires_at, worker_id, attempt, ${copied})
+         select 'running', gen_random_uuid(), now() + interval '1 hour', 'w', 1, ${copied}
+         from "${schema}".jobs, generate_series(1, 3000) n where id = $1`,
+        [first!.job.id],
+      );
+      await settleStatistics(pool, schema, ['jobs']);
+      const { rows: held } = await pool.query(
+        `select id::int as id, lease_token::text as token from "${schema}".jobs where queue = 'busy' and state = 'running' limit 2`,
+      );
+      const writes = [
+        [SET_STATES_IF_RUNNING, held.map((h: { id: number; token: string }, i: number) => ({ i, id: h.id, token: h.token, state: 'completed', result: 1 }))],
+        [SET_PROGRESS_IF_RUNNING, held.map((h: { id: number; token: string }, i: number) => ({ i, id: h.id, token: h.token, percent: 50, message: 'half' }))],
+        [CHECKPOINT_STEPS, held.map((h: { id: number; token: string }, k: number) => ({ k, id: h.id, token: h.token, name: 'a', value: 1 }))],
+      ] as const;
+      for (const [definition, input] of writes) {
+        const statement = buildStatement(definition, sqlSchema(schema));
+        const { rows } = await pool.query(`explain (format json) ${statement.text}`, [null, JSON.stringify(input)]);
+        const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+        expect(plan, statement.name).toContain('jobs_pkey');
+        expect(plan, statement.name).not.toContain('jobs_lease_expiry_idx');
+        expect(plan, statement.name).not.toMatch(SCANS_JOBS);
+      }
+      await pool.query(`delete from "${schema}".jobs where queue = 'busy'`);
+      await store.close();
     });
 
     it('prunes a batch through jobs_finished_idx, never scanning the table, whether it finds jobs or none', async () => {

@@ -15,14 +15,16 @@ import { defineStatement, NOW } from '../statement.js';
  * one: a rescue, cancel or outcome that ends the lease takes the row's lock for update, so it
  * either waits for this statement or has committed before it, and then the lease is not
  * found. The job's row is read and locked, never rewritten. `k` (the input's position)
- * orders one job's entries as the handler made them.
+ * orders one job's entries as the handler made them. The jobs' rows are fetched by primary key
+ * (`= any(array(…))`, as in set-states-if-running.ts), never by a scan of every running job.
  */
-const CHECKPOINT_STEPS = defineStatement(
+export const CHECKPOINT_STEPS = defineStatement(
   'checkpoint_steps',
   (s) => `
 with fenced as (
   select i.k, i.id, i.name, i.value from json_to_recordset($2::json) as i(k int, id bigint, name text, value json, token text)
   join ${s.quoted}.jobs j on j.id = i.id and j.state = 'running' and j.lease_token::text = i.token
+  where j.id = any(array(select (x ->> 'id')::bigint from json_array_elements($2::json) x))
   for share of j
 ),
 stored as (

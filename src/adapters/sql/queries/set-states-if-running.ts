@@ -17,13 +17,15 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  * - The lease is cleared, the worker id kept for the record; the history row goes in with
  *   the change.
  * - Each outcome's row is looked up by primary key (`lateral … limit 1`, which the planner
- *   cannot pull up into a join). As a join, planned from jsonb_to_recordset's fixed guess of
- *   100 input rows, it hashed every running job, fetched through jobs_lease_expiry_idx, whose
- *   entries for rows that have finished since the last vacuum it also visits: a cost that grew
- *   with every job run (2,786 index entries read for 51 outcomes, a few thousand jobs into a
- *   drain).
+ *   cannot pull up into a join), and the UPDATE fetches its rows by primary key too
+ *   (`= any(array(…))`). As a join, planned from jsonb_to_recordset's fixed guess of 100
+ *   input rows, either hashed every running job, fetched through jobs_lease_expiry_idx (whose
+ *   entries for rows that have finished since the last vacuum it also visits) or by a scan of
+ *   the table: a cost that grew with every job run (2,786 index entries read for 51 outcomes
+ *   a few thousand jobs into a drain; at a steady 150 jobs/s, where an outcome statement
+ *   carries one to five, about 2,000 a statement).
  */
-const SET_STATES_IF_RUNNING = defineStatement(
+export const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
   (s) => `
 with outcome as (
@@ -54,7 +56,7 @@ written as (
     progress_at = case when o.percent is null then j.progress_at else ${NOW} end,
     lease_token = null, lease_expires_at = null, updated_at = ${NOW}
   from outcome o
-  where j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+  where j.id = any(array(select id from outcome)) and j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
   returning j.id, j.state, j.attempt, j.worker_id, j.error, j.updated_at, o.i
 ),
 history as (
