@@ -279,6 +279,41 @@ describePostgres('postgresStore', (url) => {
       await store.close();
     });
 
+    it("fences a batch of outcomes by primary key, not through jobs_lease_expiry_idx, when the last ANALYZE saw no running job", async () => {
+      // A schema of its own: the statistics must say that nothing runs (as after a bulk
+      // enqueue), which other tests' running jobs would contradict.
+      const own = freshSchema('jv_pg_outcomes');
+      const store = postgresStore({ pool, schema: own });
+      try {
+        await store.migrate();
+        await store.enqueueJobs({ jobs: Array.from({ length: 400 }, (_, n) => ({ ...job, queue: 'outcomes', payload: { n } })) });
+        await settleStatistics(pool, own, ['jobs']);
+        const claimed = await store.claimJobs({ workerId: 'w', leaseMs: 60_000, queues: [{ queue: 'outcomes', limit: 300 }] });
+        expect(claimed).toHaveLength(300);
+        const outcomes = claimed.map((c, i) => ({ i, id: Number(c.id), token: c.leaseToken, state: 'completed', result: null, error: null, delay_ms: null }));
+        const statement = buildStatement(SET_STATES_IF_RUNNING, sqlSchema(own));
+        const client = await pool.connect();
+        try {
+          await client.query('begin');
+          const { rows } = await client.query(`explain (analyze, buffers, format json) ${statement.text}`, [null, JSON.stringify(outcomes)]);
+          await client.query('rollback');
+          const blocks = indexBlocks(rows[0]['QUERY PLAN'][0].Plan);
+          // One look-up by primary key per outcome (3 pages or fewer each), and at most one read
+          // of the running jobs' index for the whole batch. Fenced through that index, each
+          // outcome read every running job's entry: 2 pages or more per outcome, 600 and up.
+          expect(blocks.get('jobs_lease_expiry_idx') ?? 0, JSON.stringify([...blocks])).toBeLessThan(50);
+          expect(blocks.get('jobs_pkey'), JSON.stringify([...blocks])).toBeGreaterThanOrEqual(300);
+        } finally {
+          client.release();
+        }
+        const applied = await store.setStatesIfRunning({ outcomes: claimed.map((c) => ({ id: c.id, leaseToken: c.leaseToken!, state: 'completed', result: null })) });
+        expect(applied.every(Boolean)).toBe(true);
+      } finally {
+        await store.close();
+        await dropSchema(pool, own);
+      }
+    });
+
     it('prunes a batch through jobs_finished_idx, never scanning the table, whether it finds jobs or none', async () => {
       const store = postgresStore({ pool, schema });
       const created = await store.enqueueJobs({ jobs: Array.from({ length: 5_000 }, (_, i) => ({ ...job, queue: `prune${i % 5}` })) });
