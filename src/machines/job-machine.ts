@@ -156,7 +156,6 @@ export function answeredLate(context: Pick<JobMachineContext, 'ports' | 'policy'
   return lateBecause(context, startedAt) !== undefined;
 }
 
-
 /** Answers that arrive after the actor ended (a late handler result) are dropped. */
 function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { status: string } }, event: JobMachineEvent) {
   if (self.getSnapshot().status === 'active') self.send(event);
