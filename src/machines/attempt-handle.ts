@@ -6,29 +6,44 @@
  */
 import type { SuspendAnswer, SuspendRequest } from '../adapters/store.js';
 import { InvalidOptionError } from '../errors.js';
+import type { JobMachineContext } from './job-machine.js';
 import { LazyAbortController } from './lazy-abort.js';
 
-/** Why a handler's call comes too late (lateBecause in job-machine.ts). */
+/** Why a handler's call comes too late (lateBecause). */
 export type LateReason = 'lease_lost' | 'deadline_exceeded';
+
+type LateContext = Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>;
+
+/** Why an answer of the handler now would be late: its lease lapsed, or its deadline passed,
+ *  by our clock (whose timers may not have fired yet); undefined while in time. */
+export function lateBecause(context: LateContext, startedAt: number): LateReason | undefined {
+  const now = context.ports.now();
+  if (now >= context.leaseValidUntil) return 'lease_lost';
+  if (context.policy.deadlineMs > 0 && now - startedAt >= context.policy.deadlineMs) return 'deadline_exceeded';
+  return undefined;
+}
 
 /** A sleep or wait as the handler asks for it; the actor adds the lease. */
 export type Suspension = SuspendRequest extends infer R ? (R extends unknown ? Omit<R, 'id' | 'leaseToken'> : never) : never;
 
 interface Asker {
   send(event: { type: 'handler.suspend'; request: Suspension } | { type: 'handler.late' }): void;
-  getSnapshot(): { status: string };
+  getSnapshot(): { status: string; context: LateContext };
 }
 
+/** Held for as long as its attempt's handler runs, so kept small: the start time, not a
+ *  closure made per attempt, is what `lateBecause` needs beside the actor. */
 export class AttemptHandle extends LazyAbortController {
   #actor: Asker | undefined;
-  #late: () => LateReason | undefined = () => undefined;
+  #startedAt = 0;
   #pending: { resolve(answer: SuspendAnswer): void; reject(error: unknown): void } | undefined;
 
-  /** The actor whose attempt this is, and whether the handler asks too late (after its
-   *  deadline or lease: it kept the event loop busy); set as its handler starts. */
-  bind(actor: Asker, late: () => LateReason | undefined): void {
+  /** The actor whose attempt this is, and when its handler started by the actor's clock (to
+   *  tell whether the handler asks too late: after its deadline or lease, having kept the
+   *  event loop busy); set as its handler starts. */
+  bind(actor: Asker, startedAt: number): void {
     this.#actor = actor;
-    this.#late = late;
+    this.#startedAt = startedAt;
   }
 
   /** Asks the actor to sleep or wait; resolves with what the store did. An answer that ends
@@ -45,14 +60,14 @@ export class AttemptHandle extends LazyAbortController {
       this.#pending = { resolve, reject };
       // Too late to write a sleep: the attempt ends as the deadline or the lapsed lease decide,
       // and this call never settles (drop).
-      actor.send(this.#late() !== undefined ? { type: 'handler.late' } : { type: 'handler.suspend', request });
+      actor.send(this.lateBecause() !== undefined ? { type: 'handler.late' } : { type: 'handler.suspend', request });
     });
   }
 
   /** Why a call of the handler now would be late (its lease or deadline passed by the actor's
    *  clock, even before its timers fire: a process frozen past them); undefined while in time. */
   lateBecause(): LateReason | undefined {
-    return this.#late();
+    return this.#actor === undefined ? undefined : lateBecause(this.#actor.getSnapshot().context, this.#startedAt);
   }
 
   /** The store's answer, for the handler to go on with. */

@@ -37,7 +37,7 @@ import type { ClaimedJob, JobErrorInfo } from '../types.js';
 import { toJsonData } from '../validation.js';
 import { ContinueAfter } from './continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
-import { AttemptHandle, type LateReason, type Suspension } from './attempt-handle.js';
+import { AttemptHandle, lateBecause, type Suspension } from './attempt-handle.js';
 
 /** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
@@ -156,15 +156,6 @@ export function answeredLate(context: Pick<JobMachineContext, 'ports' | 'policy'
   return lateBecause(context, startedAt) !== undefined;
 }
 
-/** Why an answer of the handler now would be late: its lease lapsed, or its deadline passed,
- *  by our clock (whose timers may not have fired yet); undefined while in time. */
-export function lateBecause(context: Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>, startedAt: number): LateReason | undefined {
-  const now = context.ports.now();
-  if (now >= context.leaseValidUntil) return 'lease_lost';
-  if (context.policy.deadlineMs > 0 && now - startedAt >= context.policy.deadlineMs) return 'deadline_exceeded';
-  return undefined;
-}
-
 /** Answers that arrive after the actor ended (a late handler result) are dropped. */
 function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { status: string } }, event: JobMachineEvent) {
   if (self.getSnapshot().status === 'active') self.send(event);
@@ -230,9 +221,8 @@ export const jobMachine = setup({
   },
   actions: {
     startHandler: ({ context, self }) => {
-      const startedAt = context.ports.now();
-      const late = () => lateBecause(self.getSnapshot().context, startedAt);
-      context.abort.bind(self, late);
+      const attempt = context.abort;
+      attempt.bind(self, context.ports.now());
       let settled: Promise<unknown>;
       try {
         // A synchronous handler's value or throw settles as its async form would; so does a
@@ -243,7 +233,7 @@ export const jobMachine = setup({
       }
       settled.then(
         (result) => {
-          if (late()) return sendIfActive(self, { type: 'handler.late' });
+          if (attempt.lateBecause()) return sendIfActive(self, { type: 'handler.late' });
           if (result instanceof ContinueAfter) return sendIfActive(self, { type: 'handler.continue', children: result.children });
           // Read once, now: a result the store cannot hold, or one changed after it was
           // returned, must not reach the write (and every write batched with it).
@@ -255,7 +245,7 @@ export const jobMachine = setup({
               : { type: 'handler.resolved', result: data.value },
           );
         },
-        (error: unknown) => sendIfActive(self, late() ? { type: 'handler.late' } : { type: 'handler.rejected', error }),
+        (error: unknown) => sendIfActive(self, attempt.lateBecause() ? { type: 'handler.late' } : { type: 'handler.rejected', error }),
       );
     },
     // After the set… action that says why: the signal's reason carries the same code.

@@ -25,22 +25,44 @@ import { startTimer, type TimerClock } from './timer.js';
 type JobActor = Actor<typeof jobMachine>;
 type Tracer = ConstructorParameters<typeof AttemptSpan>[0];
 
-/** A job actor of this supervisor, from claim until its actor is final. */
-interface JobEntry {
-  actor: JobActor;
-  queue: Queue;
-  job: ClaimedJob;
+type Phase = 'held' | 'running' | 'done';
+
+/** A job actor of this supervisor, from claim until its actor is final. It is also the
+ *  actor's observer: `complete` and `error` are methods every entry shares, not two closures
+ *  made per job and held while it is in flight. */
+class JobEntry {
+  /** Set once made: the actor is made with its entry as its observer. */
+  actor: JobActor = undefined as unknown as JobActor;
+  readonly queue: Queue;
+  readonly job: ClaimedJob;
   /** held: claimed ahead, waiting for a slot; running: holds a slot; done: the handler is
    *  over (or never ran) and the slot is free, though the outcome may still be writing. */
-  phase: 'held' | 'running' | 'done';
+  phase: Phase;
   /** Ends the job's task in its gate's limiter. */
-  leaveGate?: () => void;
+  leaveGate: (() => void) | undefined = undefined;
   /** When its handler started, by the supervisor's clock. */
-  startedAt?: number;
+  startedAt: number | undefined = undefined;
   /** Stops the timer that ends the job at its `expiresAt`. */
-  cancelExpiry?: () => void;
+  cancelExpiry: (() => void) | undefined = undefined;
   /** Its attempt's span, when tracing is on. */
-  span?: AttemptSpan;
+  span: AttemptSpan | undefined = undefined;
+  /** The runtime's, shared by all of its entries: the actor is final (crashed: an action threw). */
+  readonly #ended: (entry: JobEntry, crashed: boolean, error: unknown) => void;
+
+  constructor(queue: Queue, job: ClaimedJob, phase: Phase, ended: (entry: JobEntry, crashed: boolean, error: unknown) => void) {
+    this.queue = queue;
+    this.job = job;
+    this.phase = phase;
+    this.#ended = ended;
+  }
+
+  complete(): void {
+    this.#ended(this, false, undefined);
+  }
+
+  error(error: unknown): void {
+    this.#ended(this, true, error);
+  }
 }
 
 /** How an attempt's actor ended, for the supervisor's tallies, alerts and logs. */
@@ -153,17 +175,7 @@ export class JobRuntime {
     run.metrics.lagSeconds.observe(Math.max(0, job.updatedAt.getTime() - job.runAt.getTime()) / 1000);
     const startNow = !this.closing && queue.settings.gate === undefined && planner.canStart(queue);
     const { leaseValidUntil, expiresAtMs } = claimTimes(job, sentAt);
-    // Every field set here, in one order: one shape for every entry.
-    const entry: JobEntry = {
-      actor: undefined as unknown as JobActor,
-      queue,
-      job,
-      phase: startNow ? 'running' : 'held',
-      leaveGate: undefined,
-      startedAt: undefined,
-      cancelExpiry: undefined,
-      span: undefined,
-    };
+    const entry = new JobEntry(queue, job, startNow ? 'running' : 'held', this.actorEnded);
     // An attempt of ours may still be alive (its write on the way, or its handler running)
     // when the reaper gave its job back and we claim it again: it can write nothing now, so
     // it ends here, and what it does later must not touch the new attempt's entry.
@@ -191,15 +203,7 @@ export class JobRuntime {
         expiresAtMs,
       },
     });
-    entry.actor.subscribe({
-      complete: () => this.finish(entry),
-      error: (error) => {
-        // An action threw: a bug, not a job failure. Free the slot; the lease expires and the
-        // reaper gives the job back to the queue.
-        this.options.logger.error({ err: error, jobId: job.id }, 'job actor crashed');
-        this.finish(entry);
-      },
-    });
+    entry.actor.subscribe(entry);
     entry.actor.start();
     // Brought by a claim that was in flight when the supervisor began to stop.
     if (this.closing && entry.phase === 'held') entry.actor.send({ type: 'job.abort' });
@@ -369,6 +373,16 @@ export class JobRuntime {
     this.pump();
     this.notifySlotsFreed();
   }
+
+  /** An entry's actor is final: `complete`, or `error` (crashed). */
+  private readonly actorEnded = (entry: JobEntry, crashed: boolean, error: unknown): void => {
+    if (crashed) {
+      // An action threw: a bug, not a job failure. Free the slot; the lease expires and the
+      // reaper gives the job back to the queue.
+      this.options.logger.error({ err: error, jobId: entry.job.id }, 'job actor crashed');
+    }
+    this.finish(entry);
+  };
 
   private finish(entry: JobEntry): void {
     if (this.jobs.get(entry.job.id) !== entry) return;
