@@ -30,16 +30,19 @@ describePostgres('flows on Postgres: an enqueue racing the delete of its parent'
     await pool.end();
   });
 
-  /** Resolves once a statement of this schema that mentions `what` waits for a row lock. */
-  async function waitingForLock(what: string): Promise<void> {
+  /** Resolves once another session waits for a lock `holder` holds. (By pid, not by the
+   *  waiting statement's text: pg_stat_activity keeps only its first 1,024 bytes, and a
+   *  statement's select list can fill them.) */
+  async function waitingForLock(holder: pg.PoolClient): Promise<void> {
+    const { pid } = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!;
     const deadline = Date.now() + 15_000;
     for (;;) {
       const { rows } = await pool.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1 and pid <> pg_backend_pid()`,
-        [`%${schema}%${what}%`],
+        'select count(*)::int as n from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))',
+        [pid],
       );
       if (rows[0]!.n > 0) return;
-      if (Date.now() > deadline) throw new Error(`no statement with ${what} waited for a lock`);
+      if (Date.now() > deadline) throw new Error(`no session waited for a lock of backend ${pid}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
@@ -63,11 +66,12 @@ describePostgres('flows on Postgres: an enqueue racing the delete of its parent'
         (error: unknown) => error,
       );
       // The enqueue has passed its first look at the parent and waits for the parent's lock.
-      await waitingForLock('enqueue_flow');
+      await waitingForLock(deleter);
       await deleter.query(`delete from "${schema}".jobs where id = $1`, [id]);
       await deleter.query('commit');
       expect(await settled).toBeInstanceOf(JobNotFoundError);
     } finally {
+      await deleter.query('rollback');
       deleter.release();
     }
     const after = await store.countJobs();
@@ -91,10 +95,11 @@ describePostgres('flows on Postgres: an enqueue racing the delete of its parent'
       });
       child = flow.jobs[0]!.id;
       const deleting = store.deleteJob({ id });
-      await waitingForLock('for update');
+      await waitingForLock(enqueuer);
       await enqueuer.query('commit');
       expect(await deleting).toMatchObject({ deleted: false, job: { id, state: 'pending' } });
     } finally {
+      await enqueuer.query('rollback');
       enqueuer.release();
     }
     expect(await store.getJob({ id: child })).toMatchObject({ state: 'waiting' });
