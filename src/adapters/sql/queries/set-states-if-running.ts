@@ -22,8 +22,16 @@ import { CANCELLED_BY_REQUEST } from './cancel-job.js';
  *   entries for rows that have finished since the last vacuum it also visits: a cost that grew
  *   with every job run (2,786 index entries read for 51 outcomes, a few thousand jobs into a
  *   drain).
+ * - That lookup names the primary key alone; the fence (`fenced`) is tested on the row it
+ *   finds, outside the `limit 1`, where the planner cannot push it down. With `state =
+ *   'running'` in its WHERE, jobs_lease_expiry_idx (running rows only) could answer it too,
+ *   and a table analyzed while few of its rows ran (mostly sleeping or finished jobs) makes
+ *   that index look empty: the planner took it, and every outcome then read through the
+ *   running jobs (all those claimed ahead, hundreds) to find its own, 31 pages an outcome in
+ *   a drain beside 100,000 sleepers against 3. The update below still tests the fence on the
+ *   row it locks; its join reads the running jobs once for the statement at most.
  */
-const SET_STATES_IF_RUNNING = defineStatement(
+export const SET_STATES_IF_RUNNING = defineStatement(
   'set_states_if_running',
   (s) => `
 with outcome as (
@@ -34,11 +42,13 @@ with outcome as (
     i int, id bigint, token text, state text, result jsonb, error jsonb, delay_ms float8,
     percent float8, message text)
   cross join lateral (
-    select o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again
+    select j.state = 'running' and j.lease_token::text = o.token as fenced,
+      o.state in ('retrying', 'snoozed', 'released') and j.cancel_requested_at is not null as again
     from ${s.quoted}.jobs j
-    where j.id = o.id and j.state = 'running' and j.lease_token::text = o.token
+    where j.id = o.id
     limit 1
   ) c
+  where c.fenced
   order by o.id, o.i
 ),
 written as (
