@@ -266,10 +266,11 @@ async function drainBeside(spec: RunSpec, admin: pg.Client, api: typeof Jobvisor
   const supervisor = api.createSupervisor({ store, queues: [queue], logger: silent });
   await supervisor.start();
   const round = async (n: number) => {
+    // Counted from before the enqueue: the worker may run some of the jobs before it returns.
+    const target = handled + n;
     for (let left = n; left > 0; left -= 20_000) {
       await queue.enqueueMany(store, Array.from({ length: Math.min(20_000, left) }, () => ({ kind: 'noop' as const, payload: {} })));
     }
-    const target = handled + n;
     while (handled < target) await sleep(5);
     await until(done, 5, 'the drain');
   };

@@ -314,6 +314,66 @@ describePostgres('postgresStore', (url) => {
       }
     });
 
+    it('a sleep beside 20,000 sleeping and 1,000 running jobs fetches its own row, not every running one', async () => {
+      // Its own schema, analyzed with no job running (as a table of sleeping or finished jobs
+      // mostly is: the planner then holds jobs_lease_expiry_idx for empty), then 1,000 running.
+      const own = freshSchema('jv_pg_suspend');
+      const store = postgresStore({ pool, schema: own });
+      try {
+        await store.migrate();
+        const [first] = await store.enqueueJobs({ jobs: [{ ...job, queue: 'suspend' }] });
+        const { rows: columns } = await pool.query(
+          `select column_name from information_schema.columns
+           where table_schema = $1 and table_name = 'jobs' and column_name not in ('id', 'state', 'run_at', 'lease_token', 'lease_expires_at')`,
+          [own],
+        );
+        const copied = columns.map((c: { column_name: string }) => `"${c.column_name}"`).join(', ');
+        const copies = (state: string, runAt: string, token: string, expires: string, n: number) =>
+          pool.query(
+            `insert into "${own}".jobs (state, run_at, lease_token, lease_expires_at, ${copied})
+             select '${state}', ${runAt}, ${token}, ${expires}, ${copied}
+             from "${own}".jobs, generate_series(1, ${n}) n where id = $1`,
+            [first!.job.id],
+          );
+        await copies('sleeping', "now() + interval '30 days'", 'null', 'null', 20_000);
+        await settleStatistics(pool, own, ['jobs']);
+        await copies('running', 'now()', 'gen_random_uuid()', "now() + interval '1 minute' + n * interval '1 millisecond'", 1_000);
+        const { rows: last } = await pool.query<{ id: string; token: string }>(
+          `select id::text, lease_token::text as token from "${own}".jobs where state = 'running' order by id desc limit 1`,
+        );
+        const client = await pool.connect();
+        try {
+          // The rows this transaction fetched through indexes so far (not yet flushed to the
+          // cumulative statistics, so no other session's reads count).
+          const fetched = async () =>
+            (await client.query<{ n: number }>(`select idx_tup_fetch::int as n from pg_stat_xact_user_tables where schemaname = $1 and relname = 'jobs'`, [own]))
+              .rows[0]!.n;
+          await client.query('begin');
+          const before = await fetched();
+          const suspend = (token: string) =>
+            client.query<{ answer: string }>(`select answer from "${own}".suspend_job(null, $1, $2::uuid, 'sleep', 'nap', null, null, 3600000)`, [
+              last[0]!.id,
+              token,
+            ]);
+          expect((await suspend(last[0]!.token)).rows[0]!.answer).toBe('sleeping');
+          const spent = (await fetched()) - before;
+          // Its own row (then its update, by primary key): a few. Through jobs_lease_expiry_idx,
+          // every running job before it: 1,000.
+          expect(spent).toBeLessThan(20);
+          // Still fenced: asleep now, the same lease is lost; and so is a lease it never had.
+          expect((await suspend(last[0]!.token)).rows[0]!.answer).toBe('lost');
+          await client.query('rollback');
+          expect((await suspend('00000000-0000-4000-8000-000000000000')).rows[0]!.answer).toBe('lost');
+        } finally {
+          client.release();
+        }
+      } finally {
+        await store.close();
+        await dropSchema(pool, own);
+      }
+    });
+
+
     it('prunes a batch through jobs_finished_idx, never scanning the table, whether it finds jobs or none', async () => {
       const store = postgresStore({ pool, schema });
       const created = await store.enqueueJobs({ jobs: Array.from({ length: 5_000 }, (_, i) => ({ ...job, queue: `prune${i % 5}` })) });

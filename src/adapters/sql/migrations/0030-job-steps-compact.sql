@@ -45,7 +45,7 @@ drop table :JOBVISOR_SCHEMA.job_steps;
 alter table :JOBVISOR_SCHEMA.job_steps_compact rename to job_steps;
 create index job_steps_job_idx on :JOBVISOR_SCHEMA.job_steps (job_id) with (deduplicate_items = off);
 
--- 0027's, writing the kinds above.
+-- 0027's, writing the kinds above, and finding its job by primary key whatever the statistics say.
 create or replace function :JOBVISOR_SCHEMA.suspend_job(p_now timestamptz, p_id bigint, p_token uuid, p_kind text,
   p_name text, p_signal text, p_until timestamptz, p_delay_ms float8)
 returns table (answer text, payload jsonb) language plpgsql volatile as $$
@@ -56,9 +56,13 @@ declare
   v_sig record;
   v_error jsonb;
 begin
-  select j.id, j.attempt, j.worker_id, j.cancel_requested_at into v_job
-  from :JOBVISOR_SCHEMA.jobs j where j.id = p_id and j.state = 'running' and j.lease_token = p_token for update;
-  if not found then
+  -- The id and lease token only, the state tested on the row locked: with `state =
+  -- 'running'` in the lookup, jobs_lease_expiry_idx (running rows only) can answer it too, and
+  -- on a table analyzed while few of its rows ran (mostly sleeping or finished jobs) the
+  -- planner took that index for empty and read through every running job to find this one.
+  select j.id, j.state, j.attempt, j.worker_id, j.cancel_requested_at into v_job
+  from :JOBVISOR_SCHEMA.jobs j where j.id = p_id and j.lease_token = p_token for update;
+  if not found or v_job.state <> 'running' then
     return query select 'lost'::text, null::jsonb;
     return;
   end if;
