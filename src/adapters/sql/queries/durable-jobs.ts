@@ -11,20 +11,24 @@ import type { SqlContext } from '../sql-context.js';
 import { defineStatement, NOW } from '../statement.js';
 
 /**
- * A batch of checkpoints, one row of job_steps each (migration 0027; kind `s`, 0030). FOR SHARE fences every
- * one: a rescue, cancel or outcome that ends the lease takes the row's lock for update, so it
- * either waits for this statement or has committed before it, and then the lease is not
- * found. The job's row is read and locked, never rewritten. `k` (the input's position)
- * orders one job's entries as the handler made them. The jobs' rows are fetched by primary key
- * (`= any(array(…))`, as in set-states-if-running.ts), never by a scan of every running job.
+ * A batch of checkpoints, one row of job_steps each (migration 0027; kind `s`, 0030). FOR
+ * SHARE fences every one: a rescue, cancel or outcome that ends the lease takes the row's lock
+ * for update, so it either waits for this statement or has committed before it, and then the
+ * lease is not found. The job's row is read and locked, never rewritten. `k` (the input's
+ * position) orders one job's entries as the handler made them. The input is read once; the
+ * jobs' rows are fetched by primary key (`= any(array(…))`, as in set-states-if-running.ts),
+ * never by a scan of every running job.
  */
 export const CHECKPOINT_STEPS = defineStatement(
   'checkpoint_steps',
   (s) => `
-with fenced as (
-  select i.k, i.id, i.name, i.value from json_to_recordset($2::json) as i(k int, id bigint, name text, value json, token text)
+with input as materialized (
+  select * from json_to_recordset($2::json) as i(k int, id bigint, name text, value json, token text)
+),
+fenced as (
+  select i.k, i.id, i.name, i.value from input i
   join ${s.quoted}.jobs j on j.id = i.id and j.state = 'running' and j.lease_token::text = i.token
-  where j.id = any(array(select (x ->> 'id')::bigint from json_array_elements($2::json) x))
+  where j.id = any(array(select id from input))
   for share of j
 ),
 stored as (
