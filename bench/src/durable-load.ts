@@ -16,8 +16,6 @@
  *   written straight into the table (as 0017's rows, steps included) before the drain; and
  *   the worker's heap after it (collected).
  */
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
@@ -28,6 +26,7 @@ import type { BenchResults } from './results.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { openServerWindow, systemConnectionString } from './server-cost.js';
 import { percentile } from './stats.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export const STEPS = 10;
 export const STEP_JOBS = 1_000;
@@ -58,9 +57,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 export async function durableLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
   const shape = spec.durableShape!;
   if (shape === 'dbos') return dbosSteps(spec, admin);
-  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-  const api = (await load('src/index.ts')) as typeof JobvisorApi;
-  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
   const store = postgresStore({ connectionString: systemConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
   await store.migrate();
   try {

@@ -10,16 +10,14 @@
  * call until the last job is completed in the database: end to end, enqueue included.
  * Statements: every `pg` query of the process in the window, the bench's own polls left out.
  */
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
-import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
 import { queryCount } from './query-counter.js';
 import type { BenchResults } from './results.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { openServerWindow, systemConnectionString } from './server-cost.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export const FLOW_SHAPES = ['plain', 'static', 'continue'] as const;
 export type FlowShape = (typeof FLOW_SHAPES)[number];
@@ -43,9 +41,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 export async function flowLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
   const shape = spec.flowShape!;
   const width = spec.jobs;
-  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-  const api = (await load('src/index.ts')) as typeof JobvisorApi;
-  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
   // Named after the run, as the systems' connections are: the server's CPU is counted by it.
   const store = postgresStore({ connectionString: systemConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
   await store.migrate();

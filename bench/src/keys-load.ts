@@ -14,8 +14,6 @@
  * Per window: wall time, this process's CPU, the Postgres CPU of the store's own backends and
  * the WAL of the run's schema (server-cost.ts), each per job.
  */
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
@@ -26,6 +24,7 @@ import type { Sizes } from './options.js';
 import type { BenchResults } from './results.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { openServerWindow, systemConnectionString } from './server-cost.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export const KEYS_TENANTS = 100;
 export const KEYS_CONCURRENCY = 10;
@@ -55,9 +54,7 @@ type Store = ReturnType<typeof JobvisorPostgres.postgresStore>;
 
 export async function keysLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
   const shape = spec.keysShape!;
-  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-  const api = (await load('src/index.ts')) as typeof JobvisorApi;
-  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
   // Named after the run, as the systems' connections are: the server's CPU is counted by it.
   const store = postgresStore({ connectionString: systemConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
   await store.migrate();

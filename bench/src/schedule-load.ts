@@ -10,15 +10,13 @@
  *   late ticks were enqueued (created_at − run_at, both the database's clock).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
-import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
 import type { BenchResults } from './results.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { percentile } from './stats.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export const IDLE_S = 10;
 export const TICK_S = 20;
@@ -41,9 +39,7 @@ export interface ScheduleResults {
 }
 
 export async function scheduleLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
-  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-  const api = (await load('src/index.ts')) as typeof JobvisorApi;
-  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
   const store = postgresStore({ connectionString: spec.connectionString, schema: spec.schema });
   await store.migrate();
   const ticks = api.defineQueue('ticks', { handlers: { tick: async () => {} } });

@@ -13,12 +13,10 @@
  * enqueue call times since the last snapshot); 'stop' (answered once every call has returned
  * and the store is closed).
  */
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type * as JobvisorApi from '../../src/index.js';
-import type * as JobvisorPostgres from '../../src/adapters/postgres/index.js';
 import { countQueries, queryCount } from './query-counter.js';
 import { enqueuerConnectionString } from './server-cost.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export interface EnqueuerSpec {
   connectionString: string;
@@ -55,9 +53,7 @@ const spec = JSON.parse(process.argv[2] ?? '') as EnqueuerSpec;
 const send = (message: EnqueuerMessage) => process.send?.(message);
 
 countQueries(spec.jobvisorRoot);
-const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-const api = (await load('src/index.ts')) as typeof JobvisorApi;
-const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
 const store = postgresStore({ connectionString: enqueuerConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
 // No handlers: this process only enqueues to the queue the worker serves.
 const queue = api.defineQueue('bench', { handlers: {} as Record<'work', (job: JobvisorApi.Job) => Promise<void>> });

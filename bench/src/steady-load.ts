@@ -22,7 +22,7 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type * as JobvisorApi from '../../src/index.js';
@@ -35,6 +35,7 @@ import { openServerWindow, systemConnectionString } from './server-cost.js';
 import { percentile } from './stats.js';
 import type { EnqueuerMessage, EnqueuerRequest, EnqueuerSnapshot, EnqueuerSpec } from './steady-enqueuer.js';
 import { steadyRate, type SteadyShape } from './steady-shapes.js';
+import { loadJobvisor } from './jobvisor-root.js';
 
 export const STEADY_CONCURRENCY = 64;
 export const HANDLER_MS = { min: 1, max: 20 };
@@ -68,9 +69,7 @@ type Store = ReturnType<typeof JobvisorPostgres.postgresStore>;
 type Payload = { at: number; pad: string };
 
 export async function steadyLoad(spec: RunSpec, admin: pg.Client): Promise<RunResult> {
-  const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
-  const api = (await load('src/index.ts')) as Api;
-  const { postgresStore } = (await load('src/adapters/postgres/index.ts')) as typeof JobvisorPostgres;
+  const { api, postgresStore } = await loadJobvisor(spec.jobvisorRoot);
   // Named after the run, as the systems' connections are: the server's CPU is counted by it.
   const store = postgresStore({ connectionString: systemConnectionString(spec.connectionString, spec.schema), schema: spec.schema });
   await store.migrate();
