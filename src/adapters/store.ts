@@ -261,6 +261,22 @@ export interface ListJobEventsParams {
   limit?: number;
 }
 
+export interface ListNewJobsParams {
+  /** Jobs created after this job id. Without it: the newest `limit` jobs. */
+  afterId?: string;
+  /** Default 100. */
+  limit?: number;
+}
+
+/** A job as listNewJobs reads it: enough for the live feed to show it came. */
+export interface NewJob {
+  id: string;
+  queue: string;
+  /** The state it is in now. */
+  state: JobState;
+  createdAt: Date;
+}
+
 export interface ScanJobsParams {
   queue?: string;
   state?: JobState;
@@ -641,8 +657,11 @@ export interface JobStore {
 
   // Reads and actions for the inspector: each bounded, whatever the size of the table.
 
-  /** History across all jobs, oldest first, by event id: what changed since the last call. */
+  /** History across all jobs, oldest first, by event id: what changed since the last call.
+   *  Transitions only: a job's creation is in its story (getJobEvents), not here (listNewJobs). */
   listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]>;
+  /** Jobs by id, oldest first, for the live feed: a job's creation is not a history row. */
+  listNewJobs(params: ListNewJobsParams): Promise<NewJob[]>;
   /** Jobs newest first matching every filter given, a page at a time. */
   scanJobs(params: ScanJobsParams): Promise<JobPage>;
   /** How many jobs match the filters, exactly up to `max`, through an index where one serves. */

@@ -1,31 +1,26 @@
 /**
- * The live feed behind the page: polls the store's history by event id while anyone
- * listens, and hands each new batch of transitions to the listeners. One poll serves every
- * open page; `wake()` polls at once (an enqueue, a supervisor's counters moving).
- *
- * SQL draws an event id at insert and shows the row at commit, so a transaction still open
- * can leave a gap below ids already seen. Gaps are remembered for a while and looked at
- * again; one that never fills (a rolled back insert) is dropped after HOLE_TTL_MS.
- * A feed that falls too far behind (more than MAX_ROUNDS full batches in one poll) skips to
- * the newest event and tells the listeners to reload rather than stream every transition.
+ * The live feed behind the page: polls the store's history by event id, and its jobs by id
+ * for the ones created (an enqueue writes no history row), while anyone listens, and hands
+ * each new batch to the listeners. One poll serves every open page; `wake()` polls at once
+ * (an enqueue, a supervisor's counters moving). Each read follows its table's end with an
+ * IdTail (id-tail.ts: rows that commit late, a feed that falls too far behind).
  */
-import type { JobEventEntry, JobStore } from '../adapters/store.js';
-import type { Logger } from '../types.js';
+import type { JobEventEntry, JobStore, NewJob } from '../adapters/store.js';
+import type { JobEvent, Logger } from '../types.js';
+import { IdTail } from './id-tail.js';
 
+/** `events`: transitions, and each new job as a creation (from nothing to the state it is in
+ *  when read, which is what the page shows). */
 export type FeedBatch =
-  | { type: 'events'; events: JobEventEntry[] }
+  | { type: 'events'; events: JobEvent[] }
   | { type: 'deleted'; jobId: string }
   | { type: 'reset' };
 export type FeedListener = (batch: FeedBatch) => void;
 
-const HOLE_TTL_MS = 10_000;
-const MAX_HOLES = 1_000;
-const MAX_ROUNDS = 4;
-
 export interface EventFeedOptions {
   pollIntervalMs: number;
   logger: Logger;
-  /** Events per store call. Default 500. */
+  /** Rows per store call. Default 500. */
   batchSize?: number;
 }
 
@@ -33,10 +28,8 @@ export class EventFeed {
   readonly #store: JobStore;
   readonly #options: Required<EventFeedOptions>;
   readonly #listeners = new Set<FeedListener>();
-  /** Highest event id seen; null until the first poll found where the history ends. */
-  #cursor: bigint | null = null;
-  /** Ids below the cursor not seen yet → when the gap was noticed. */
-  readonly #holes = new Map<bigint, number>();
+  readonly #history: IdTail<JobEventEntry>;
+  readonly #jobs: IdTail<NewJob>;
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #pollAgain = false;
@@ -45,6 +38,9 @@ export class EventFeed {
   constructor(store: JobStore, options: EventFeedOptions) {
     this.#store = store;
     this.#options = { batchSize: 500, ...options };
+    const { batchSize } = this.#options;
+    this.#history = new IdTail((afterId, limit) => store.listJobEvents({ afterId, limit }), (event) => event.id, batchSize);
+    this.#jobs = new IdTail((afterId, limit) => store.listNewJobs({ afterId, limit }), (job) => job.id, batchSize);
   }
 
   /** Starts polling with the first listener, stops with the last. */
@@ -91,58 +87,26 @@ export class EventFeed {
   #stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    // Where the history ends is looked up again on the next start: nothing is replayed.
-    this.#cursor = null;
-    this.#holes.clear();
+    // Where the tables end is looked up again on the next start: nothing is replayed.
+    this.#history.clear();
+    this.#jobs.clear();
   }
 
   async #poll(): Promise<void> {
     try {
-      if (this.#cursor === null) {
-        const [newest] = await this.#store.listJobEvents({ limit: 1 });
-        this.#cursor = newest ? BigInt(newest.id) : 0n;
+      const [transitions, created] = await Promise.all([this.#history.poll(), this.#jobs.poll()]);
+      if (transitions === 'reset' || created === 'reset') {
+        this.broadcast({ type: 'reset' });
         return;
       }
-      const fresh = [...(await this.#recheckHoles())];
-      for (let round = 0; ; round++) {
-        const events = await this.#store.listJobEvents({ afterId: String(this.#cursor), limit: this.#options.batchSize });
-        for (const event of events) this.#advance(BigInt(event.id));
-        fresh.push(...events);
-        if (events.length < this.#options.batchSize) break;
-        if (round + 1 === MAX_ROUNDS) {
-          const [newest] = await this.#store.listJobEvents({ limit: 1 });
-          if (newest) this.#cursor = BigInt(newest.id);
-          this.#holes.clear();
-          this.broadcast({ type: 'reset' });
-          return;
-        }
-      }
-      if (fresh.length > 0) this.broadcast({ type: 'events', events: fresh });
+      const events: JobEvent[] = [...created.map(creation), ...transitions];
+      if (events.length > 0) this.broadcast({ type: 'events', events });
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'inspector: reading the job history failed; will try again');
     }
   }
+}
 
-  /** Moves the cursor to `id`, remembering the ids it skipped. */
-  #advance(id: bigint): void {
-    const cursor = this.#cursor!;
-    if (id <= cursor) return;
-    const now = Date.now();
-    for (let missing = cursor + 1n; missing < id && this.#holes.size < MAX_HOLES; missing++) this.#holes.set(missing, now);
-    this.#cursor = id;
-  }
-
-  /** Events that filled a gap since the last poll. */
-  async #recheckHoles(): Promise<JobEventEntry[]> {
-    const now = Date.now();
-    for (const [id, since] of this.#holes) if (now - since > HOLE_TTL_MS) this.#holes.delete(id);
-    if (this.#holes.size === 0) return [];
-    const lowest = [...this.#holes.keys()].reduce((a, b) => (a < b ? a : b));
-    const span = Number(this.#cursor! - lowest) + 1;
-    const events = await this.#store.listJobEvents({
-      afterId: String(lowest - 1n),
-      limit: Math.min(span, this.#options.batchSize),
-    });
-    return events.filter((event) => this.#holes.delete(BigInt(event.id)));
-  }
+function creation(job: NewJob): JobEvent {
+  return { jobId: job.id, fromState: null, toState: job.state, attempt: 0, workerId: null, at: job.createdAt, error: null };
 }

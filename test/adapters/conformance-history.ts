@@ -75,20 +75,23 @@ export function describeHistoryConformance(current: CurrentStore): void {
   });
 
   describe('listJobEvents', () => {
-    it('lists every job\'s history by event id, oldest first, after a given id', async () => {
+    it('lists every job\'s transitions by event id, oldest first, after a given id; not their creations', async () => {
       const a = await enqueue({ queue: 'a' });
       clock().advance(1_000);
       const b = await enqueue({ queue: 'b' });
-      const claimed = await claimOne('a');
+      const first = await claimOne('a');
       clock().advance(1_000);
-      expect(await setState(outcome('completed', lease(claimed)))).toBe(true);
+      expect(await setState(outcome('completed', lease(first)))).toBe(true);
+      const second = await claimOne('b');
+      clock().advance(1_000);
+      expect(await setState(outcome('completed', lease(second)))).toBe(true);
 
       const all = await store().listJobEvents({ afterId: '0' });
       expect(all.map((e) => [e.jobId, e.fromState, e.toState, e.attempt, e.workerId, e.at.getTime()])).toEqual([
-        [a.id, null, 'pending', 0, null, T0],
-        [b.id, null, 'pending', 0, null, T0 + 1_000],
         [a.id, 'pending', 'running', 1, 'w1', T0 + 1_000],
         [a.id, 'running', 'completed', 1, 'w1', T0 + 2_000],
+        [b.id, 'pending', 'running', 1, 'w1', T0 + 2_000],
+        [b.id, 'running', 'completed', 1, 'w1', T0 + 3_000],
       ]);
       const eventIds = all.map((e) => BigInt(e.id));
       expect(eventIds).toEqual([...eventIds].sort((x, y) => (x < y ? -1 : 1)));
@@ -97,6 +100,9 @@ export function describeHistoryConformance(current: CurrentStore): void {
       expect(await store().listJobEvents({ afterId: all[1]!.id })).toEqual(all.slice(2));
       expect(await store().listJobEvents({ afterId: all[0]!.id, limit: 1 })).toEqual([all[1]]);
       expect(await store().listJobEvents({ afterId: all[3]!.id })).toEqual([]);
+      // The creations are in each job's story.
+      expect((await history(a.id))[0]).toEqual(step(null, 'pending', 0, null, T0));
+      expect((await history(b.id))[0]).toEqual(step(null, 'pending', 0, null, T0 + 1_000));
     });
 
     it('without afterId, gives the newest events, oldest first', async () => {
@@ -111,6 +117,35 @@ export function describeHistoryConformance(current: CurrentStore): void {
       await jobIn('retrying');
       const events = await store().listJobEvents({ limit: 1 });
       expect(events[0]).toMatchObject({ fromState: 'running', toState: 'retrying', error: { code: 'handler_error' } });
+    });
+  });
+
+  describe('listNewJobs', () => {
+    it('lists jobs by id, oldest first, after a given id, each with its queue, the state it is in and its creation time', async () => {
+      expect(await store().listNewJobs({})).toEqual([]);
+      const a = await enqueue({ queue: 'a' });
+      clock().advance(1_000);
+      const b = await enqueue({ queue: 'b' });
+      const c = await enqueue({ queue: 'a' });
+      await claimOne('a');
+      const all = await store().listNewJobs({ afterId: '0' });
+      expect(all).toEqual([
+        { id: a.id, queue: 'a', state: 'running', createdAt: new Date(T0) },
+        { id: b.id, queue: 'b', state: 'pending', createdAt: new Date(T0 + 1_000) },
+        { id: c.id, queue: 'a', state: 'pending', createdAt: new Date(T0 + 1_000) },
+      ]);
+      expect(await store().listNewJobs({ afterId: a.id })).toEqual(all.slice(1));
+      expect(await store().listNewJobs({ afterId: a.id, limit: 1 })).toEqual([all[1]]);
+      expect(await store().listNewJobs({ afterId: c.id })).toEqual([]);
+      expect(await store().listNewJobs({ limit: 2 })).toEqual(all.slice(1));
+      expect(await store().listNewJobs({ afterId: 'not-an-id' })).toEqual([]);
+    });
+
+    it('leaves out a deleted job', async () => {
+      const a = await enqueue();
+      const b = await enqueue();
+      await store().deleteJob({ id: a.id });
+      expect((await store().listNewJobs({ afterId: '0' })).map((j) => j.id)).toEqual([b.id]);
     });
   });
 

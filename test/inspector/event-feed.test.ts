@@ -1,24 +1,34 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JobEventEntry, JobStore, ListJobEventsParams } from '../../src/adapters/store.js';
+import type { JobEventEntry, JobStore, ListJobEventsParams, ListNewJobsParams, NewJob } from '../../src/adapters/store.js';
 import { EventFeed, type FeedBatch } from '../../src/inspector/event-feed.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** A history whose rows become visible when the test says, as commits do. */
+/** A history and a jobs table whose rows become visible when the test says, as commits do. */
 function fakeHistory() {
   const visible = new Map<number, JobEventEntry>();
+  const jobs = new Map<number, NewJob>();
   const show = (...ids: number[]) => {
     for (const id of ids) {
-      visible.set(id, { id: String(id), jobId: `j${id}`, fromState: null, toState: 'pending', attempt: 0, workerId: null, at: new Date(0), error: null });
+      visible.set(id, { id: String(id), jobId: `j${id}`, fromState: 'pending', toState: 'running', attempt: 1, workerId: 'w', at: new Date(0), error: null });
     }
+  };
+  const create = (...ids: number[]) => {
+    for (const id of ids) jobs.set(id, { id: String(id), queue: 'q', state: 'pending', createdAt: new Date(id) });
+  };
+  const after = <Row extends { id: string }>(rows: Iterable<Row>, afterId: string | undefined, limit: number) => {
+    const sorted = [...rows].sort((a, b) => Number(a.id) - Number(b.id));
+    return afterId === undefined ? sorted.slice(-limit) : sorted.filter((e) => Number(e.id) > Number(afterId)).slice(0, limit);
   };
   const store = {
     async listJobEvents({ afterId, limit = 100 }: ListJobEventsParams) {
-      const sorted = [...visible.values()].sort((a, b) => Number(a.id) - Number(b.id));
-      return afterId === undefined ? sorted.slice(-limit) : sorted.filter((e) => Number(e.id) > Number(afterId)).slice(0, limit);
+      return after(visible.values(), afterId, limit);
+    },
+    async listNewJobs({ afterId, limit = 100 }: ListNewJobsParams) {
+      return after(jobs.values(), afterId, limit);
     },
   } as unknown as JobStore;
-  return { store, show };
+  return { store, show, create };
 }
 
 let feed: EventFeed | undefined;
@@ -37,8 +47,10 @@ function collect(store: JobStore, batchSize?: number) {
   feed = new EventFeed(store, { pollIntervalMs: 5, logger: silent, ...(batchSize ? { batchSize } : {}) });
   const batches: FeedBatch[] = [];
   feed.subscribe((batch) => batches.push(batch));
-  const ids = () => batches.flatMap((b) => (b.type === 'events' ? b.events.map((e) => Number(e.id)) : []));
-  return { batches, ids };
+  // Transitions carry job j<event id>; creations are the events from nothing.
+  const ids = () => batches.flatMap((b) => (b.type === 'events' ? b.events.filter((e) => e.fromState !== null).map((e) => Number(e.jobId.slice(1))) : []));
+  const created = () => batches.flatMap((b) => (b.type === 'events' ? b.events.filter((e) => e.fromState === null).map((e) => e.jobId) : []));
+  return { batches, ids, created };
 }
 
 describe('EventFeed', () => {
@@ -70,7 +82,23 @@ describe('EventFeed', () => {
     show(...Array.from({ length: 20 }, (_, i) => i + 1));
     await vi.waitFor(() => expect(batches.some((b) => b.type === 'reset')).toBe(true));
     show(21);
-    await vi.waitFor(() => expect(batches.at(-1)).toMatchObject({ type: 'events', events: [{ id: '21' }] }));
+    await vi.waitFor(() => expect(batches.at(-1)).toMatchObject({ type: 'events', events: [{ jobId: 'j21' }] }));
+  });
+
+  it('streams each new job as a creation (an enqueue writes no history row), also one that committed late', async () => {
+    const { store, show, create } = fakeHistory();
+    create(1);
+    const { created, ids, batches } = collect(store);
+    await vi.advanceTimersByTimeAsync(20);
+    create(2, 4);
+    show(7);
+    await vi.waitFor(() => expect(created()).toEqual(['2', '4']));
+    await vi.waitFor(() => expect(ids()).toEqual([7]));
+    create(3);
+    await vi.waitFor(() => expect(created().sort()).toEqual(['2', '3', '4']));
+    expect(batches.flatMap((b) => (b.type === 'events' ? b.events : [])).find((e) => e.jobId === '3')).toMatchObject({
+      fromState: null, toState: 'pending', attempt: 0, workerId: null, at: new Date(3),
+    });
   });
 
   it('stops polling when the last listener leaves', async () => {

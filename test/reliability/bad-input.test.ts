@@ -146,6 +146,7 @@ function expectInvalidOption(attempt: () => unknown, option: string): void {
 async function expectNothingWritten(store: JobStore): Promise<void> {
   expect(await store.countJobs()).toEqual([]);
   expect(await store.listJobEvents({})).toEqual([]);
+  expect(await store.listNewJobs({})).toEqual([]);
 }
 
 /** The cases every store must refuse before writing. */

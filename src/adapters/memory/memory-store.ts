@@ -41,6 +41,8 @@ import type {
   Lease,
   LeaseRenewal,
   ListJobEventsParams,
+  ListNewJobsParams,
+  NewJob,
   ListJobsParams,
   ProgressReport,
   ProgressUpdate,
@@ -420,24 +422,17 @@ export class MemoryStore implements JobStore {
   }
 
   async listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
-    const limit = Math.max(0, params.limit ?? DEFAULT_EVENTS_LIMIT);
-    const page: JobEventEntry[] = [];
-    // By id from where the caller stands, not over the whole log: a poll costs what it returns.
-    if (params.afterId === undefined) {
-      for (let id = this.#nextEventId - 1; id >= 1 && page.length < limit; id--) {
-        const entry = this.#eventLog.get(id);
-        if (entry) page.push(entry);
-      }
-      page.reverse();
-    } else {
-      const after = Number(params.afterId);
-      if (!Number.isSafeInteger(after)) return [];
-      for (let id = Math.max(after, 0) + 1; id < this.#nextEventId && page.length < limit; id++) {
-        const entry = this.#eventLog.get(id);
-        if (entry) page.push(entry);
-      }
-    }
+    // Transitions only, as a SQL store's history holds them: creations come from listNewJobs.
+    const page = walkIds(params, this.#nextEventId, DEFAULT_EVENTS_LIMIT, (id) => {
+      const entry = this.#eventLog.get(id);
+      return entry && entry.fromState !== null ? entry : undefined;
+    });
     return page.map((entry) => ({ ...copyEvent(entry), id: entry.id }));
+  }
+
+  async listNewJobs(params: ListNewJobsParams): Promise<NewJob[]> {
+    const page = walkIds(params, this.#nextId, DEFAULT_EVENTS_LIMIT, (id) => this.#jobs.get(String(id)));
+    return page.map((job) => ({ id: job.id, queue: job.queue, state: job.state, createdAt: new Date(job.createdAt) }));
   }
 
   async scanJobs(params: ScanJobsParams): Promise<JobPage> {
@@ -1338,4 +1333,30 @@ function sleepReason(request: SuspendRequest, until: Date): JobErrorInfo {
 
 function copyEvent(event: JobEvent): JobEvent {
   return { ...event, at: copyDate(event.at), error: structuredClone(event.error) };
+}
+
+/** Rows by id after `afterId` (or the newest `limit`), oldest first, looked up one id at a time
+ *  from where the caller stands, not over the whole table: a poll costs what it returns. */
+function walkIds<Row>(
+  params: { afterId?: string; limit?: number },
+  nextId: number,
+  defaultLimit: number,
+  get: (id: number) => Row | undefined,
+): Row[] {
+  const limit = Math.max(0, params.limit ?? defaultLimit);
+  const page: Row[] = [];
+  if (params.afterId === undefined) {
+    for (let id = nextId - 1; id >= 1 && page.length < limit; id--) {
+      const row = get(id);
+      if (row) page.push(row);
+    }
+    return page.reverse();
+  }
+  const after = Number(params.afterId);
+  if (!Number.isSafeInteger(after)) return [];
+  for (let id = Math.max(after, 0) + 1; id < nextId && page.length < limit; id++) {
+    const row = get(id);
+    if (row) page.push(row);
+  }
+  return page;
 }

@@ -29,6 +29,8 @@ import type {
   Lease,
   LeaseRenewal,
   ListJobEventsParams,
+  ListNewJobsParams,
+  NewJob,
   ListJobsParams,
   ProgressUpdate,
   PruneParams,
@@ -76,6 +78,7 @@ import { getQueueBacklogs } from './queries/get-queue-backlogs.js';
 import { getQueueDepths } from './queries/get-queue-depths.js';
 import { getSchedules, setSchedulePaused } from './queries/get-schedules.js';
 import { listJobEvents } from './queries/list-job-events.js';
+import { listNewJobs } from './queries/list-new-jobs.js';
 import { pruneJobs } from './queries/prune-jobs.js';
 import { listQueues, pauseQueue, resumeQueue } from './queries/queues.js';
 import { listWorkers, recordWorker, removeWorker } from './queries/workers.js';
@@ -222,6 +225,10 @@ export class SqlJobStore implements JobStore {
 
   listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
     return listJobEvents(this.#ctx, params);
+  }
+
+  listNewJobs(params: ListNewJobsParams): Promise<NewJob[]> {
+    return listNewJobs(this.#ctx, params);
   }
 
   scanJobs(params: ScanJobsParams): Promise<JobPage> {

@@ -8,6 +8,7 @@ import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-
 import { GET_QUEUE_DEPTHS } from '../../../src/adapters/sql/queries/get-queue-depths.js';
 import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../../src/adapters/sql/queries/list-job-events.js';
+import { JOBS_AFTER, NEWEST_JOBS } from '../../../src/adapters/sql/queries/list-new-jobs.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement, type StatementDefinition } from '../../../src/adapters/sql/statement.js';
@@ -84,6 +85,8 @@ describePostgres('inspector reads: plans', (url) => {
     ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
     ['the events after an id', EVENTS_AFTER, ['49000', 500], 'job_events_id_brin'],
     ['the newest events', NEWEST_EVENTS, [100, '256'], 'job_events_id_brin'],
+    ['the jobs after an id', JOBS_AFTER, ['49000', 500], 'jobs_pkey'],
+    ['the newest jobs', NEWEST_JOBS, [100], 'jobs_pkey'],
   ] as const)('%s: through %s, no sequential scan', async (_, definition, values, index) => {
     const text = await plan(definition, [...values]);
     expect(text, text).toMatch(new RegExp(index));

@@ -13,6 +13,7 @@ import { GET_QUEUE_BACKLOGS } from '../../../src/adapters/sql/queries/get-queue-
 import { GET_THROUGHPUT } from '../../../src/adapters/sql/queries/get-throughput.js';
 import { GROUP_DEAD_JOBS } from '../../../src/adapters/sql/queries/group-dead-jobs.js';
 import { EVENTS_AFTER } from '../../../src/adapters/sql/queries/list-job-events.js';
+import { JOBS_AFTER } from '../../../src/adapters/sql/queries/list-new-jobs.js';
 import { BY_UNIQUE_KEY, RUNNING, UNHAPPY, WINDOW } from '../../../src/adapters/sql/queries/scan-jobs.js';
 import { sqlSchema } from '../../../src/adapters/sql/sql-schema.js';
 import { buildStatement, type StatementDefinition } from '../../../src/adapters/sql/statement.js';
@@ -99,6 +100,7 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     ['backlogs', GET_QUEUE_BACKLOGS, [null, 10_000], 'jobs_claim_idx'],
     ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
     ['the events after an id', EVENTS_AFTER, ['990000', 500], 'job_events_id_brin'],
+    ['the jobs after an id', JOBS_AFTER, ['990000', 500], 'jobs_pkey'],
   ] as const)('%s: through %s', async (_, definition, values, index) => {
     expectIndexed(await plan(definition, values), index);
   });

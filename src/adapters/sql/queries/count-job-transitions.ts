@@ -4,9 +4,17 @@ import { defineStatement } from '../statement.js';
 
 /**
  * Throughput from the history: transitions since $1 per queue, state entered and bucket of
- * $2 ms. The time range reads only the newest pages through job_events_at_brin, and at most
- * $3 rows of it. The queue comes from each job once, by primary key (`= any(array(…))`: a
- * join could be planned as a hash join over the whole jobs table).
+ * $2 ms, at most $3 of them. The time range reads only the newest pages through
+ * job_events_at_brin. The queue comes from each job once, by primary key (`= any(array(…))`:
+ * a join could be planned as a hash join over the whole jobs table).
+ *
+ * Creations are not history rows (an enqueue writes none): they are the jobs created since
+ * $1, read through jobs_pkey back from the newest to the newest job created before $1 (ids
+ * are drawn at insert, created_at is the insert's time, so the walk reads only the window's
+ * jobs), at most $3 of them (the newest, when the window holds more). Each one's
+ * first history row, one probe of job_events_job_idx, gives the state it was created in (the
+ * state it left first; none yet: the state it is in), or shows a creation row already counted
+ * from the history (written before, or by the SQL functions).
  */
 export const COUNT_JOB_TRANSITIONS = defineStatement(
   'count_job_transitions',
@@ -16,12 +24,32 @@ with e as materialized (
 ),
 q as (
   select j.id, j.queue from ${s.quoted}.jobs j where j.id = any(array(select distinct job_id from e))
+),
+created as materialized (
+  select j.id, j.queue, j.state, j.created_at from ${s.quoted}.jobs j
+  where j.id > coalesce((
+      select b.id from (select id, created_at from ${s.quoted}.jobs order by id desc limit $3) b
+      where b.created_at < $1::timestamptz order by b.id desc limit 1
+    ), 0)
+    and j.created_at >= $1::timestamptz
+  order by j.id desc
+  limit $3
+),
+t as (
+  (select q.queue, e.to_state, e.at from e join q on q.id = e.job_id
+   union all
+   select c.queue, coalesce(f.from_state, c.state), c.created_at from created c
+   left join lateral (
+     select x.from_state, true as found from ${s.quoted}.job_events x where x.job_id = c.id order by x.id limit 1
+   ) f on true
+   where f.found is null or f.from_state is not null)
+  limit $3
 )
-select q.queue, e.to_state, count(*)::int as count,
-  date_bin(make_interval(secs => $2 / 1000.0), e.at, $1::timestamptz) as bucket_start
-from e join q on q.id = e.job_id
-group by q.queue, e.to_state, bucket_start
-order by q.queue collate "C", e.to_state collate "C", bucket_start
+select t.queue, t.to_state, count(*)::int as count,
+  date_bin(make_interval(secs => $2 / 1000.0), t.at, $1::timestamptz) as bucket_start
+from t
+group by t.queue, t.to_state, bucket_start
+order by t.queue collate "C", t.to_state collate "C", bucket_start
 `,
 );
 

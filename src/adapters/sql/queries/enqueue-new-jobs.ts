@@ -19,8 +19,9 @@ import { defineStatement, NOW } from '../statement.js';
  *   refuse_job_times (migration 0014), which raises: nothing of the statement is written. The
  *   library checked every time it was given against the others given, by the caller's clock;
  *   this is the check against the store's. Three comparisons per job; the call only on refusal;
- * - `history` and `notified`: the history row of each inserted job and one NOTIFY per queue,
- *   in the same statement; inside a caller's transaction both happen only if it commits.
+ * - `notified`: one NOTIFY per queue, in the same statement; inside a caller's transaction
+ *   it happens only if it commits.
+ * No history row: a job's creation is read from its row (created_at; migration 0032).
  */
 export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string): string {
   return `
@@ -48,10 +49,6 @@ inserted as (
   from numbered${ranked ? ' left join ranked using (id)' : ''}
   ${onConflict}
   returning *
-),
-history as (
-  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
-  select id, null, 'pending', 0, null, created_at, null from inserted
 ),
 notified as (
   select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q

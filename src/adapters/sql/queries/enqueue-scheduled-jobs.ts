@@ -18,8 +18,8 @@ import { toInput } from './enqueue-input.js';
  *   schedule, and the time, again.
  * - A paused schedule (paused_at, migration 0024) advances as any, and enqueues no job.
  * - Jobs are inserted only for the entries that applied, with enqueue's unique-key rule (a
- *   live holder keeps the key; the tick still counts as enqueued), their history and one
- *   NOTIFY per queue.
+ *   live holder keeps the key; the tick still counts as enqueued) and one NOTIFY per queue
+ *   (no history row: a job's creation is read from its row, migration 0032).
  */
 const ENQUEUE_SCHEDULED_JOBS = defineStatement(
   'enqueue_scheduled_jobs',
@@ -57,11 +57,7 @@ inserted as (
   on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing
-  returning id, queue, created_at
-),
-history as (
-  insert into ${s.quoted}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)
-  select id, null, 'pending', 0, null, created_at, null from inserted
+  returning queue
 ),
 notified as (
   select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q

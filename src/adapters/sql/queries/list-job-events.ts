@@ -11,6 +11,8 @@ import { defineStatement } from '../statement.js';
  * An id is drawn at insert but seen at commit, so a poll may pass over an id whose
  * transaction is still open; the caller looks again for such gaps (inspector/event-feed.ts).
  * Index scans only: a plan kept from when the history was small must not scan it later.
+ * Transitions only: creation rows (written before issue 26, or by the SQL functions) are left
+ * to listNewJobs, which reads every job's creation from the jobs table.
  */
 const EVENT_COLUMNS =
   'e.id::text as id, e.job_id::text as job_id, e.from_state, e.to_state, e.attempt, e.worker_id, e.at, e.error';
@@ -18,7 +20,7 @@ const EVENT_COLUMNS =
 // `order by e.id`, qualified: a bare `id` would name the text column of the select list.
 export const EVENTS_AFTER = defineStatement(
   'list_job_events_after',
-  (s) => `select ${EVENT_COLUMNS} from ${s.quoted}.job_events e where e.id > $1 order by e.id limit $2`,
+  (s) => `select ${EVENT_COLUMNS} from ${s.quoted}.job_events e where e.id > $1 and e.from_state is not null order by e.id limit $2`,
   { indexScansOnly: true },
 );
 
@@ -32,6 +34,7 @@ select id, job_id, from_state, to_state, attempt, worker_id, at, error
 from (
   select ${EVENT_COLUMNS}, e.id as seq from ${s.quoted}.job_events e
   where e.id > (select coalesce(pg_sequence_last_value('${s.quoted}.job_events_id_seq'), 0)) - $2::bigint
+    and e.from_state is not null
   order by e.id desc limit $1
 ) newest
 order by seq

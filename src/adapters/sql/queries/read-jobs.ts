@@ -24,11 +24,29 @@ limit $5
 `,
 );
 
+/**
+ * A job's story in order. Its creation is read from its row (an enqueue writes no history row:
+ * docs/operations.md, upgrades): the state it was created in is the one
+ * its first transition left, or the state it is in when it has none. A job that has a creation
+ * row (written before, or by the SQL functions: flows, keyed and SQL enqueues) is read as it
+ * is. `first` is one probe of job_events_job_idx.
+ */
 const GET_JOB_EVENTS = defineStatement(
   'get_job_events',
   (s) => `
-select job_id::text as job_id, from_state, to_state, attempt, worker_id, at, error
-from ${s.quoted}.job_events where job_id = $1 order by id
+with first as (
+  select e.from_state from ${s.quoted}.job_events e where e.job_id = $1 order by e.id limit 1
+)
+select job_id, from_state, to_state, attempt, worker_id, at, error from (
+  select j.id::text as job_id, null::text as from_state, coalesce((select from_state from first), j.state) as to_state,
+    0 as attempt, null::text as worker_id, j.created_at as at, null::jsonb as error, 0::bigint as seq
+  from ${s.quoted}.jobs j
+  where j.id = $1 and not exists (select from first where from_state is null)
+  union all
+  select e.job_id::text, e.from_state, e.to_state, e.attempt, e.worker_id, e.at, e.error, e.id
+  from ${s.quoted}.job_events e where e.job_id = $1
+) story
+order by seq
 `,
 );
 

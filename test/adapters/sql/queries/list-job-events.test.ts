@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { postgresStore } from '../../../../src/adapters/postgres/index.js';
-import type { JobStore } from '../../../../src/adapters/store.js';
 import { EVENTS_AFTER } from '../../../../src/adapters/sql/queries/list-job-events.js';
 import { sqlSchema } from '../../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../../src/adapters/sql/statement.js';
@@ -12,7 +11,7 @@ import { describePostgres, dropSchema, freshSchema, testPool } from '../../../su
 describePostgres('listJobEvents on PostgreSQL: the tail of a history without a primary key', (url) => {
   const schema = freshSchema('jv_list_events');
   let pool: pg.Pool;
-  let store: JobStore;
+  let store: ReturnType<typeof postgresStore>;
 
   beforeAll(async () => {
     pool = testPool(url);
