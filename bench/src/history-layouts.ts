@@ -3,7 +3,7 @@
  * job's whole life (enqueue + claim + complete) for each way of keeping the story, on
  * PostgreSQL, without a supervisor. A probe for choosing, not a figure of the report:
  *
- *   cd bench && npx tsx src/history-layouts.ts [--jobs 20000] [--runs 3] [--layouts A,B,C,D,E,F,G,N]
+ *   cd bench && npx tsx src/history-layouts.ts [--jobs 20000] [--runs 3] [--layouts A,B,C,D,E,F,G,L,N]
  *     [--claim-batch 500] [--outcome-batch 500] [--readers] [--out results/history-layouts.json]
  *
  * `--readers`: on each layout's first run, what the history's readers pay (`readerCosts`).
@@ -11,8 +11,8 @@
  * Each run makes a fresh schema with the library's migrations (`migrate()` of a SqlJobStore),
  * applies its layout's ALTERs, then drives the store's own statements (enqueue_new_jobs,
  * claim_jobs, set_states_if_running), each rewritten for the layout by a driver that edits
- * their text before it reaches pg (`layoutDriver`): for A and B the text is the library's as
- * it is. The drain is shaped as a supervisor at concurrency 50 shapes it since rows 10-15 of
+ * their text before it reaches pg (`layoutDriver`): for L the text is the library's as it is
+ * (migration 0031 made the library's layout B; issue 26 took its creation row out). The drain is shaped as a supervisor at concurrency 50 shapes it since rows 10-15 of
  * optimisations.md (claims of a whole prefetch window, hundreds of jobs, and the outcomes of
  * that wave in statements as large), with the claim of wave k+1 in flight beside the outcomes
  * of wave k. Windows as the bench's: 1,000 jobs first (plans, pool), then the enqueue of
@@ -21,8 +21,10 @@
  * Layouts run interleaved (A B C … A B C …); medians per layout.
  *
  * Layouts (the story each keeps is the same: every transition, its time, attempt, worker, error):
- *  A  today's: one job_events row per transition, primary key on id, (job_id, id), BRIN on at.
- *  B  A without the primary key (the identity column stays, for the feed's order).
+ *  A  the layout before issue 26: one job_events row per transition, primary key on id,
+ *     (job_id, id), BRIN on at.
+ *  B  A without the primary key (the identity column stays, for the feed's order; a BRIN on
+ *     id serves the feed: migration 0031).
  *  C  one row per attempt: the claim writes no row but sets jobs.claimed_at / claimed_from;
  *     the attempt's end writes one row carrying them (job_events.claimed_at, claimed_from).
  *  D  C + B.
@@ -33,6 +35,7 @@
  *  G  F with a BRIN index on job_id (autosummarize) in place of the (job_id, id) btree: the
  *     floor of a history row per attempt; a job's story then reads the BRIN's unsummarised
  *     ranges whole (the newest pages, until autovacuum summarises them).
+ *  L  the library's since issue 26: B without the creation row (read from the job row).
  *  N  no history at all: not a layout jobvisor may have (it breaks the promise), the floor
  *     under every layout, what the job row alone costs in this harness.
  */
@@ -54,7 +57,7 @@ const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '20000' },
     runs: { type: 'string', default: '3' },
-    layouts: { type: 'string', default: 'A,B,C,D,E,F,G,N' },
+    layouts: { type: 'string', default: 'A,B,C,D,E,F,G,L,N' },
     'claim-batch': { type: 'string', default: '500' },
     'outcome-batch': { type: 'string', default: '500' },
     out: { type: 'string' },
@@ -89,13 +92,23 @@ function swap(text: string, from: string | RegExp, to: string): string {
   return text.replace(from, () => to);
 }
 
-// The CTE that appends the history row, in each of the three statements.
-const ENQUEUE_HISTORY = /history as \(\n {2}insert into "[A-Za-z0-9_]+"\.job_events [^]*? from inserted\n\),\n/;
+// The CTE that appends the history row, in the claim and the outcome.
 const CLAIM_HISTORY = /history as \(\n {2}insert into "[A-Za-z0-9_]+"\.job_events [^]*?join picked p on p\.id = c\.id\n\),\n/;
 const OUTCOME_HISTORY = /,\nhistory as \(\n {2}insert into "[A-Za-z0-9_]+"\.job_events [^]*? from written\n\)/;
 const CLAIM_SET = `updated_at = ${NOW}\n  where j.id = any(array(select id from picked))`;
 const OUTCOME_SET = `lease_token = null, lease_expires_at = null, updated_at = ${NOW}\n  from outcome o`;
 const OUTCOME_RETURNING = 'returning j.id, j.state, j.attempt, j.worker_id, j.error, j.updated_at, o.i';
+
+/** The creation's history row, as the library wrote it before issue 26 (since then an
+ *  enqueue writes none): A-D keep it. */
+function withCreationRow(t: string): string {
+  const schema = /insert into ("[A-Za-z0-9_]+")\.jobs/.exec(t)![1]!;
+  return swap(
+    t,
+    'notified as (',
+    `history as (\n  insert into ${schema}.job_events (job_id, from_state, to_state, attempt, worker_id, at, error)\n  select id, null, 'pending', 0, null, created_at, null from inserted\n),\nnotified as (`,
+  );
+}
 
 /** C's statements: the claim keeps its transition in the job row, the outcome writes it with its own. */
 const perAttempt: Pick<Layout, 'claim' | 'outcome'> = {
@@ -121,17 +134,17 @@ const WITH_PKEY = ['drop index {s}.job_events_id_brin', 'alter table {s}.job_eve
 const offset = (at: string) => `round(extract(epoch from ${at} - j.created_at) * 1e6)::bigint`;
 
 const LAYOUTS: Record<string, Layout> = {
-  A: { key: 'A', alter: WITH_PKEY, rowsPerJob: 3 },
-  B: { key: 'B', alter: [], rowsPerJob: 3 },
-  C: { key: 'C', alter: [...PER_ATTEMPT_ALTER, ...WITH_PKEY], rowsPerJob: 2, ...perAttempt },
-  D: { key: 'D', alter: PER_ATTEMPT_ALTER, rowsPerJob: 2, ...perAttempt },
+  A: { key: 'A', alter: WITH_PKEY, rowsPerJob: 3, enqueue: withCreationRow },
+  B: { key: 'B', alter: [], rowsPerJob: 3, enqueue: withCreationRow },
+  C: { key: 'C', alter: [...PER_ATTEMPT_ALTER, ...WITH_PKEY], rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
+  D: { key: 'D', alter: PER_ATTEMPT_ALTER, rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
   E: {
     key: 'E',
     alter: ['alter table {s}.jobs add column history jsonb'],
     rowsPerJob: 0,
     enqueue: (t) =>
       swap(
-        swap(swap(t, ENQUEUE_HISTORY, ''), 'trace_context, created_at, updated_at)', 'trace_context, created_at, updated_at, history)'),
+        swap(t, 'trace_context, created_at, updated_at)', 'trace_context, created_at, updated_at, history)'),
         `trace_context, ${NOW}, ${NOW}\n  from numbered`,
         `trace_context, ${NOW}, ${NOW}, '[["pending", 0]]'::jsonb\n  from numbered`,
       ),
@@ -161,22 +174,21 @@ const LAYOUTS: Record<string, Layout> = {
     ],
     rowsPerJob: 1,
     ...perAttempt,
-    enqueue: (t) => swap(t, ENQUEUE_HISTORY, ''),
   },
   N: {
     key: 'N',
     alter: [],
     rowsPerJob: 0,
-    enqueue: (t) => swap(t, ENQUEUE_HISTORY, ''),
     claim: (t) => swap(t, CLAIM_HISTORY, ''),
     outcome: (t) => swap(t, OUTCOME_HISTORY, ''),
   },
+  // The library's layout since issue 26: B without the creation row (an enqueue writes none).
+  L: { key: 'L', alter: [], rowsPerJob: 2 },
   F: {
     key: 'F',
     alter: PER_ATTEMPT_ALTER,
     rowsPerJob: 1,
     ...perAttempt,
-    enqueue: (t) => swap(t, ENQUEUE_HISTORY, ''),
   },
 };
 
