@@ -25,7 +25,6 @@ export interface EventFeedOptions {
 }
 
 export class EventFeed {
-  readonly #store: JobStore;
   readonly #options: Required<EventFeedOptions>;
   readonly #listeners = new Set<FeedListener>();
   readonly #history: IdTail<JobEventEntry>;
@@ -36,7 +35,6 @@ export class EventFeed {
   #closed = false;
 
   constructor(store: JobStore, options: EventFeedOptions) {
-    this.#store = store;
     this.#options = { batchSize: 500, ...options };
     const { batchSize } = this.#options;
     this.#history = new IdTail((afterId, limit) => store.listJobEvents({ afterId, limit }), (event) => event.id, batchSize);
