@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
+import { postgresStore } from '../../src/adapters/postgres/index.js';
 
 export function describePostgres(title: string, body: (url: string) => void): void {
   const target = inject('postgres');
@@ -56,4 +57,24 @@ export async function settleStatistics(pool: pg.Pool, schema: string, tables: re
   } finally {
     client.release();
   }
+}
+
+/**
+ * A migrated PostgreSQL store in a schema of the file's own, for the file's tests: opened
+ * before them, closed and dropped after. Read `pool`, `store` and `schema` inside tests.
+ */
+export function usePostgresStore(url: string, prefix: string) {
+  const schema = freshSchema(prefix);
+  const handle = { schema, pool: undefined as unknown as pg.Pool, store: undefined as unknown as ReturnType<typeof postgresStore> };
+  beforeAll(async () => {
+    handle.pool = testPool(url);
+    handle.store = postgresStore({ pool: handle.pool, schema });
+    await handle.store.migrate();
+  });
+  afterAll(async () => {
+    await handle.store.close();
+    await dropSchema(handle.pool, schema);
+    await handle.pool.end();
+  });
+  return handle;
 }

@@ -1,7 +1,5 @@
-import type pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { postgresStore } from '../../../src/adapters/postgres/index.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../support/postgres.js';
+import { expect, it } from 'vitest';
+import { describePostgres, usePostgresStore } from '../../support/postgres.js';
 
 /**
  * An enqueue writes no history row (issue 26): a job's creation is read from its row. Jobs
@@ -9,23 +7,10 @@ import { describePostgres, dropSchema, freshSchema, testPool } from '../../suppo
  * creation row: every read must give such a job the same story as one without, once.
  */
 describePostgres('creation rows: a history that holds some reads as one that holds none', (url) => {
-  const schema = freshSchema('jv_creation_rows');
-  let pool: pg.Pool;
-  let store: ReturnType<typeof postgresStore>;
-
-  beforeAll(async () => {
-    pool = testPool(url);
-    store = postgresStore({ pool, schema });
-    await store.migrate();
-  });
-
-  afterAll(async () => {
-    await store.close();
-    await dropSchema(pool, schema);
-    await pool.end();
-  });
+  const db = usePostgresStore(url, 'jv_creation_rows');
 
   it('story, transitions counted, the feed\'s reads: the same for a job with a creation row and one without', async () => {
+    const { pool, store, schema } = db;
     const since = new Date(Date.now() - 60_000);
     const [plain, older] = await store.enqueueJobs({ jobs: [{ queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 }, { queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 }] });
     const { rows: [written] } = await pool.query<{ n: number }>(
@@ -68,6 +53,7 @@ describePostgres('creation rows: a history that holds some reads as one that hol
   });
 
   it('a job created waiting (a flow\'s) without a creation row reads as created waiting: the state its first transition left', async () => {
+    const { pool, store, schema } = db;
     const [job] = await store.enqueueJobs({ jobs: [{ queue: 'w', kind: 'k', payload: {}, maxAttempts: 3 }] });
     // A flow job made by hand as waiting, then released, with no creation row.
     await pool.query(`update "${schema}".jobs set state = 'waiting' where id = $1`, [job!.job.id]);

@@ -1,38 +1,23 @@
-import type pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { postgresStore } from '../../../../src/adapters/postgres/index.js';
+import { expect, it } from 'vitest';
 import { EVENTS_AFTER } from '../../../../src/adapters/sql/queries/list-job-events.js';
 import { sqlSchema } from '../../../../src/adapters/sql/sql-schema.js';
 import { buildStatement } from '../../../../src/adapters/sql/statement.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../../support/postgres.js';
+import { describePostgres, usePostgresStore } from '../../../support/postgres.js';
 
 /** The live feed's reads through job_events_id_brin (migration 0031): the history has no
  *  primary key, so these hold only if the BRIN bounds the read. */
 describePostgres('listJobEvents on PostgreSQL: the tail of a history without a primary key', (url) => {
-  const schema = freshSchema('jv_list_events');
-  let pool: pg.Pool;
-  let store: ReturnType<typeof postgresStore>;
-
-  beforeAll(async () => {
-    pool = testPool(url);
-    store = postgresStore({ pool, schema });
-    await store.migrate();
-  });
-
-  afterAll(async () => {
-    await store.close();
-    await dropSchema(pool, schema);
-    await pool.end();
-  });
+  const db = usePostgresStore(url, 'jv_list_events');
 
   const insertEvents = (count: number, tag: string) =>
-    pool.query(
-      `insert into "${schema}".job_events (job_id, from_state, to_state, attempt, worker_id, at)
+    db.pool.query(
+      `insert into "${db.schema}".job_events (job_id, from_state, to_state, attempt, worker_id, at)
        select i, 'running', 'completed', 1, $2, now() from generate_series(1, $1) i`,
       [count, tag],
     );
 
   it('the newest events are found past a gap wider than the first look (the newest ids deleted)', async () => {
+    const { pool, store, schema } = db;
     await pool.query(`truncate "${schema}".job_events`);
     await insertEvents(10, 'kept');
     await insertEvents(5_000, 'gone');
@@ -47,6 +32,7 @@ describePostgres('listJobEvents on PostgreSQL: the tail of a history without a p
   });
 
   it('a poll at the tail reads the pages written since its cursor, also after pruning freed the oldest pages and new rows filled them', async () => {
+    const { pool, store, schema } = db;
     await pool.query(`truncate "${schema}".job_events`);
     await insertEvents(60_000, 'old');
     await pool.query(`vacuum analyze "${schema}".job_events`);
