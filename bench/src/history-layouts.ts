@@ -49,6 +49,7 @@ import { SqlJobStore } from '../../src/adapters/sql/sql-store.js';
 import { NOW } from '../../src/adapters/sql/statement.js';
 import { GET_THROUGHPUT } from '../../src/adapters/sql/queries/get-throughput.js';
 import { EVENTS_AFTER, NEWEST_EVENTS } from '../../src/adapters/sql/queries/list-job-events.js';
+import { GET_JOB_EVENTS } from '../../src/adapters/sql/queries/read-jobs.js';
 import { PRUNE_JOBS_BATCH } from '../../src/adapters/sql/queries/prune-jobs.js';
 import type { ClaimedJob } from '../../src/types.js';
 import { openServerWindow, systemConnectionString, walOfSchema } from './server-cost.js';
@@ -335,14 +336,21 @@ async function runOnce(admin: pg.Client, layout: Layout, run: number): Promise<F
 
 /** Shared buffers the statement touched and its execution time (median of 5), from EXPLAIN
  *  ANALYZE of a read-only statement (its top node counts its children's buffers). */
-async function readCost(admin: pg.Client, text: string, params: unknown[]): Promise<{ buffers: number; ms: number }> {
+/** `indexScansOnly`: as the store runs such a statement (statement.ts), sequential scans off. */
+async function readCost(admin: pg.Client, text: string, params: unknown[], indexScansOnly = false): Promise<{ buffers: number; ms: number }> {
   const times: number[] = [];
   let buffers = 0;
   for (let i = 0; i < 5; i++) {
-    const { rows } = await admin.query(`explain (analyze, buffers, format json) ${text}`, params);
-    const plan = rows[0]['QUERY PLAN'][0];
-    buffers = plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'];
-    times.push(plan['Execution Time']);
+    await admin.query('begin');
+    try {
+      if (indexScansOnly) await admin.query('set local enable_seqscan = off');
+      const { rows } = await admin.query(`explain (analyze, buffers, format json) ${text}`, params);
+      const plan = rows[0]['QUERY PLAN'][0];
+      buffers = plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'];
+      times.push(plan['Execution Time']);
+    } finally {
+      await admin.query('rollback');
+    }
   }
   return { buffers, ms: median(times) };
 }
@@ -354,8 +362,8 @@ async function readCost(admin: pg.Client, text: string, params: unknown[]): Prom
  * batch of 1,000 jobs (WAL per pruned job; rolled back). Tables analyzed first. C, D, F and G read the story and the
  * throughput through statements written here for them (the library has none yet); E's
  * throughput is an approximation (finished jobs only, by jobs_finished_idx). Layouts
- * without a primary key on the history are read again with a BRIN index on id (32 pages a
- * range), made after the drain: every range summarised, as autosummarize keeps all but the newest.
+ * without a primary key on the history read the feed through the library's BRIN on id
+ * (migration 0031), with sequential scans off as the store runs those statements.
  */
 async function readerCosts(admin: pg.Client, schema: string, layout: Layout): Promise<Figures> {
   const s = sqlSchema(schema);
@@ -375,8 +383,8 @@ async function readerCosts(admin: pg.Client, schema: string, layout: Layout): Pr
   const since = new Date(Date.now() - 3_600_000).toISOString();
   if (layout.key !== 'E' && layout.key !== 'N') {
     // Through the primary key (A, C) or the BRIN on id (every other layout, as the library's since 0031).
-    put('feed-tail', await readCost(admin, EVENTS_AFTER.build(s), [String(BigInt(rows[0]!.max!) - 1_000n), 500]));
-    put('feed-newest', await readCost(admin, NEWEST_EVENTS.build(s), [100, '256']));
+    put('feed-tail', await readCost(admin, EVENTS_AFTER.build(s), [String(BigInt(rows[0]!.max!) - 1_000n), 500], EVENTS_AFTER.indexScansOnly));
+    put('feed-newest', await readCost(admin, NEWEST_EVENTS.build(s), [100, '256'], NEWEST_EVENTS.indexScansOnly));
   }
   // A job's story, in the order of its transitions.
   const story = perAttempt
@@ -398,12 +406,11 @@ select job_id, from_state, to_state, attempt, worker_id, at, error from (
       ? `select j.id::text as job_id, x.entry from ${q}.jobs j cross join lateral jsonb_array_elements(j.history) with ordinality x(entry, n) where j.id = $1 order by x.n`
       : layout.key === 'N'
         ? undefined
-        : // read-jobs.ts GET_JOB_EVENTS (not exported)
-          `select job_id::text as job_id, from_state, to_state, attempt, worker_id, at, error from ${q}.job_events where job_id = $1 order by id`;
+        : GET_JOB_EVENTS.build(s);
   if (story) put('story', await readCost(admin, story, [job]));
   // Throughput of the last hour, buckets of a minute.
   const throughputParams = [since, 60_000, 100_000, null];
-  if (layout.key === 'A' || layout.key === 'B') put('throughput', await readCost(admin, GET_THROUGHPUT.build(s), throughputParams));
+  if (['A', 'B', 'L'].includes(layout.key)) put('throughput', await readCost(admin, GET_THROUGHPUT.build(s), throughputParams));
   if (perAttempt) {
     // The attempt's start is on its end's row: no walk back to the claim's row.
     const text = swap(

@@ -31,7 +31,7 @@ limit $5
  * row (written before, or by the SQL functions: flows, keyed and SQL enqueues) is read as it
  * is. `first` is one probe of job_events_job_idx.
  */
-const GET_JOB_EVENTS = defineStatement(
+export const GET_JOB_EVENTS = defineStatement(
   'get_job_events',
   (s) => `
 with first as (
