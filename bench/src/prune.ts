@@ -25,7 +25,8 @@
  *   --live-rate      jobs/s the live load enqueues (default 100)
  *   --jobvisor-root  the checkout whose src/ is measured (default this bench's)
  *
- * Prints a Markdown table; the table goes into results/prune.md by hand.
+ * Prints a Markdown table and a note per batch size; the section of BENCHMARKS.md that quotes
+ * them, results/prune.md (which the report includes as it is), is written by hand.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -98,8 +99,8 @@ async function walSince(pool: pg.Pool, from: string): Promise<number> {
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** The live load: a supervisor on its own pool serving LIVE_QUEUE, and the open-loop enqueuer on
- *  another, from `start` on; `stop()` waits until every job enqueued has started. */
+/** The live load, started at once: a supervisor on its own pool serving LIVE_QUEUE, and the
+ *  open-loop enqueuer on another; `stop()` waits until every job enqueued has started. */
 async function startLive(schema: string) {
   const workerStore = postgresStore({ connectionString: values.url, schema });
   const enqueueStore = postgresStore({ connectionString: values.url, schema });
