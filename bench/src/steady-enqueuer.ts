@@ -1,11 +1,8 @@
 /**
  * The steady scenario's enqueuer (steady-load.ts forks it): a process of its own, so that its
- * CPU and its statements stay out of the worker's figures. Open loop: enqueue i is issued at
- * `i / rate` seconds after 'start', whether or not the earlier ones have returned, one job a
- * call through the public single-job API (`queue.enqueue`); but at most MAX_IN_FLIGHT at once,
- * the store's pool: when the server (or this process) cannot keep the rate, the calls fall
- * behind the schedule (`lagMs`) rather than queue for a connection until the pool's connect
- * timeout fails them, and the rate held is what `done` counts. Its connections carry an
+ * CPU and its statements stay out of the worker's figures. Open loop (open-loop.ts): one job a
+ * call through the public single-job API (`queue.enqueue`), at most MAX_IN_FLIGHT at once (the
+ * store's pool); the rate held is what `done` counts. Its connections carry an
  * application_name of their own (server-cost.ts, `enqueuerConnectionString`), so that the
  * server's CPU for them is counted apart from the worker's.
  *
@@ -17,6 +14,7 @@ import type * as JobvisorApi from '../../src/index.js';
 import { countQueries, queryCount } from './query-counter.js';
 import { enqueuerConnectionString } from './server-cost.js';
 import { loadJobvisor } from './jobvisor-root.js';
+import { openLoop } from './open-loop.js';
 
 export interface EnqueuerSpec {
   connectionString: string;
@@ -58,65 +56,42 @@ const store = postgresStore({ connectionString: enqueuerConnectionString(spec.co
 // No handlers: this process only enqueues to the queue the worker serves.
 const queue = api.defineQueue('bench', { handlers: {} as Record<'work', (job: JobvisorApi.Job) => Promise<void>> });
 
-let issued = 0;
 let done = 0;
 let failed = 0;
 let firstError: string | undefined;
 let callMs: number[] = [];
-let timer: NodeJS.Timeout | undefined;
-let t0 = 0;
-const inFlight = new Set<Promise<void>>();
 const cpu0 = process.cpuUsage();
 
-function issue(): void {
-  issued += 1;
+const loop = openLoop(spec.rate, MAX_IN_FLIGHT, () => {
   const started = performance.now();
   // The enqueue's moment, comparable across processes of the machine (the handler's start is
   // taken the same way in the worker).
-  const call = queue
-    .enqueue(store, 'work', { at: performance.timeOrigin + started, pad: spec.pad })
-    .then(
-      () => {
-        done += 1;
-        callMs.push(performance.now() - started);
-      },
-      (error: unknown) => {
-        failed += 1;
-        firstError ??= error instanceof Error ? error.message : String(error);
-      },
-    )
-    .finally(() => inFlight.delete(call));
-  inFlight.add(call);
-}
-
-/** Every ms or so, the calls whose time has come: a timer of 1 ms fires every 1-2 ms, so at
- *  2,000 jobs/s each tick issues 2-4. */
-function tick(): void {
-  const due = Math.floor(((performance.now() - t0) * spec.rate) / 1000);
-  while (issued < due && inFlight.size < MAX_IN_FLIGHT) issue();
-  timer = setTimeout(tick, 1);
-}
-
-/** The time since the first call not yet issued was due. */
-function lag(): number {
-  return Math.max(0, performance.now() - (t0 + (issued * 1000) / spec.rate));
-}
+  return queue.enqueue(store, 'work', { at: performance.timeOrigin + started, pad: spec.pad }).then(
+    () => {
+      done += 1;
+      callMs.push(performance.now() - started);
+    },
+    (error: unknown) => {
+      failed += 1;
+      firstError ??= error instanceof Error ? error.message : String(error);
+    },
+  );
+});
 
 process.on('message', (message: EnqueuerRequest) => {
   switch (message.type) {
     case 'start':
-      t0 = performance.now();
-      tick();
+      loop.start();
       break;
     case 'snapshot': {
       const cpu = process.cpuUsage(cpu0);
-      send({ type: 'snapshot', issued, done, failed, ...(firstError ? { firstError } : {}), statements: queryCount.total, cpuUs: cpu.user + cpu.system, callMs, lagMs: t0 === 0 ? 0 : lag() });
+      send({ type: 'snapshot', issued: loop.issued(), done, failed, ...(firstError ? { firstError } : {}), statements: queryCount.total, cpuUs: cpu.user + cpu.system, callMs, lagMs: loop.lagMs() });
       callMs = [];
       break;
     }
     case 'stop':
-      clearTimeout(timer);
-      void Promise.allSettled([...inFlight])
+      void loop
+        .stop()
         .then(() => store.close())
         .then(() => send({ type: 'stopped' }))
         .finally(() => process.exit());
