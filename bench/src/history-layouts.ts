@@ -12,7 +12,7 @@
  * applies its layout's ALTERs, then drives the store's own statements (enqueue_new_jobs,
  * claim_jobs, set_states_if_running), each rewritten for the layout by a driver that edits
  * their text before it reaches pg (`layoutDriver`): for L the text is the library's as it is
- * (issue 26 took the creation row out of it; A-D put it back). The drain is shaped as a supervisor at concurrency 50 shapes it since rows 10-15 of
+ * (migration 0031 made the library's layout B; issue 26 took its creation row out). The drain is shaped as a supervisor at concurrency 50 shapes it since rows 10-15 of
  * optimisations.md (claims of a whole prefetch window, hundreds of jobs, and the outcomes of
  * that wave in statements as large), with the claim of wave k+1 in flight beside the outcomes
  * of wave k. Windows as the bench's: 1,000 jobs first (plans, pool), then the enqueue of
@@ -23,7 +23,8 @@
  * Layouts (the story each keeps is the same: every transition, its time, attempt, worker, error):
  *  A  the layout before issue 26: one job_events row per transition, primary key on id,
  *     (job_id, id), BRIN on at.
- *  B  A without the primary key (the identity column stays, for the feed's order).
+ *  B  A without the primary key (the identity column stays, for the feed's order; a BRIN on
+ *     id serves the feed: migration 0031).
  *  C  one row per attempt: the claim writes no row but sets jobs.claimed_at / claimed_from;
  *     the attempt's end writes one row carrying them (job_events.claimed_at, claimed_from).
  *  D  C + B.
@@ -34,7 +35,7 @@
  *  G  F with a BRIN index on job_id (autosummarize) in place of the (job_id, id) btree: the
  *     floor of a history row per attempt; a job's story then reads the BRIN's unsummarised
  *     ranges whole (the newest pages, until autovacuum summarises them).
- *  L  the library's since issue 26: A without the creation row (read from the job row).
+ *  L  the library's since issue 26: B without the creation row (read from the job row).
  *  N  no history at all: not a layout jobvisor may have (it breaks the promise), the floor
  *     under every layout, what the job row alone costs in this harness.
  */
@@ -47,7 +48,7 @@ import { sqlSchema } from '../../src/adapters/sql/sql-schema.js';
 import { SqlJobStore } from '../../src/adapters/sql/sql-store.js';
 import { NOW } from '../../src/adapters/sql/statement.js';
 import { GET_THROUGHPUT } from '../../src/adapters/sql/queries/get-throughput.js';
-import { EVENTS_AFTER, NEWEST_EVENTS } from '../../src/adapters/sql/queries/list-job-events.js';
+import { EVENTS_AFTER, NEWEST_EVENTS, SUMMARIZE } from '../../src/adapters/sql/queries/list-job-events.js';
 import { GET_JOB_EVENTS } from '../../src/adapters/sql/queries/read-jobs.js';
 import { PRUNE_JOBS_BATCH } from '../../src/adapters/sql/queries/prune-jobs.js';
 import type { ClaimedJob } from '../../src/types.js';
@@ -125,17 +126,19 @@ const PER_ATTEMPT_ALTER = [
   'alter table {s}.jobs add column claimed_at timestamptz, add column claimed_from text',
   'alter table {s}.job_events add column claimed_at timestamptz, add column claimed_from text',
 ];
-const NO_PKEY = 'alter table {s}.job_events drop constraint job_events_pkey';
+/** The library's layout has been B since migration 0031; A and C put the primary key back
+ *  (and drop the BRIN on id that replaced it) to measure the layout before it. */
+const WITH_PKEY = ['drop index {s}.job_events_id_brin', 'alter table {s}.job_events add primary key (id)'];
 
 /** E's entry: [state, µs since the job's creation, (attempt, worker,) (error)]; the from
  *  state is the entry before. Offsets from created_at keep the numbers short. */
 const offset = (at: string) => `round(extract(epoch from ${at} - j.created_at) * 1e6)::bigint`;
 
 const LAYOUTS: Record<string, Layout> = {
-  A: { key: 'A', alter: [], rowsPerJob: 3, enqueue: withCreationRow },
-  B: { key: 'B', alter: [NO_PKEY], rowsPerJob: 3, enqueue: withCreationRow },
-  C: { key: 'C', alter: PER_ATTEMPT_ALTER, rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
-  D: { key: 'D', alter: [...PER_ATTEMPT_ALTER, NO_PKEY], rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
+  A: { key: 'A', alter: WITH_PKEY, rowsPerJob: 3, enqueue: withCreationRow },
+  B: { key: 'B', alter: [], rowsPerJob: 3, enqueue: withCreationRow },
+  C: { key: 'C', alter: [...PER_ATTEMPT_ALTER, ...WITH_PKEY], rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
+  D: { key: 'D', alter: PER_ATTEMPT_ALTER, rowsPerJob: 2, ...perAttempt, enqueue: withCreationRow },
   E: {
     key: 'E',
     alter: ['alter table {s}.jobs add column history jsonb'],
@@ -167,7 +170,6 @@ const LAYOUTS: Record<string, Layout> = {
     key: 'G',
     alter: [
       ...PER_ATTEMPT_ALTER,
-      NO_PKEY,
       'drop index {s}.job_events_job_idx',
       'create index job_events_job_brin on {s}.job_events using brin (job_id) with (autosummarize = on)',
     ],
@@ -181,11 +183,11 @@ const LAYOUTS: Record<string, Layout> = {
     claim: (t) => swap(t, CLAIM_HISTORY, ''),
     outcome: (t) => swap(t, OUTCOME_HISTORY, ''),
   },
-  // The library's layout since issue 26: A without the creation row (an enqueue writes none).
+  // The library's layout since issue 26: B without the creation row (an enqueue writes none).
   L: { key: 'L', alter: [], rowsPerJob: 2 },
   F: {
     key: 'F',
-    alter: [...PER_ATTEMPT_ALTER, NO_PKEY],
+    alter: PER_ATTEMPT_ALTER,
     rowsPerJob: 1,
     ...perAttempt,
   },
@@ -334,8 +336,7 @@ async function runOnce(admin: pg.Client, layout: Layout, run: number): Promise<F
 
 /** Shared buffers the statement touched and its execution time (median of 5), from EXPLAIN
  *  ANALYZE of a read-only statement (its top node counts its children's buffers). */
-/** With sequential scans off, as the store runs its index-only statements (statement.ts): a
- *  BRIN's cost shows as the index's, not as a scan the planner preferred on this table. */
+/** `indexScansOnly`: as the store runs such a statement (statement.ts), sequential scans off. */
 async function readCost(admin: pg.Client, text: string, params: unknown[], indexScansOnly = false): Promise<{ buffers: number; ms: number }> {
   const times: number[] = [];
   let buffers = 0;
@@ -361,8 +362,8 @@ async function readCost(admin: pg.Client, text: string, params: unknown[], index
  * batch of 1,000 jobs (WAL per pruned job; rolled back). Tables analyzed first. C, D, F and G read the story and the
  * throughput through statements written here for them (the library has none yet); E's
  * throughput is an approximation (finished jobs only, by jobs_finished_idx). Layouts
- * without a primary key on the history are read again with a BRIN index on id (32 pages a
- * range), made after the drain: every range summarised, as autosummarize keeps all but the newest.
+ * without a primary key on the history read the feed through the library's BRIN on id
+ * (migration 0031), with sequential scans off as the store runs those statements.
  */
 async function readerCosts(admin: pg.Client, schema: string, layout: Layout): Promise<Figures> {
   const s = sqlSchema(schema);
@@ -381,18 +382,11 @@ async function readerCosts(admin: pg.Client, schema: string, layout: Layout): Pr
   const job = rows[0]!.job;
   const since = new Date(Date.now() - 3_600_000).toISOString();
   if (layout.key !== 'E' && layout.key !== 'N') {
-    const feed = async (label: string, indexScansOnly: boolean) => {
-      put(`${label}-tail`, await readCost(admin, EVENTS_AFTER.build(s), [String(BigInt(rows[0]!.max!) - 1_000n), 500], indexScansOnly));
-      put(`${label}-newest`, await readCost(admin, NEWEST_EVENTS.build(s), [100], indexScansOnly));
-    };
-    await feed('feed', false);
-    if (layout.alter.includes(NO_PKEY)) {
-      // Made after the drain: every range summarised. A BRIN that lives through the drain
-      // (autosummarize) leaves its newest ranges unsummarised until autovacuum gets to them,
-      // and a read takes those whole (optimisations.md, row 18).
-      await admin.query(`create index job_events_id_brin on ${q}.job_events using brin (id) with (pages_per_range = 32)`);
-      await feed('feed-brin', true);
-    }
+    // Through the primary key (A, C) or the BRIN on id (every other layout, as the library's since
+    // 0031), whose new ranges the store summarises before it reads (list-job-events.ts): so here.
+    if (!['A', 'C'].includes(layout.key)) await admin.query(SUMMARIZE.build(s));
+    put('feed-tail', await readCost(admin, EVENTS_AFTER.build(s), [String(BigInt(rows[0]!.max!) - 1_000n), 500], EVENTS_AFTER.indexScansOnly));
+    put('feed-newest', await readCost(admin, NEWEST_EVENTS.build(s), [100, '256'], NEWEST_EVENTS.indexScansOnly));
   }
   // A job's story, in the order of its transitions.
   const story = perAttempt

@@ -99,7 +99,7 @@ describePostgres(`inspector reads at ${SEED_JOBS.toLocaleString('en')} jobs: pla
     ['a unique key', BY_UNIQUE_KEY, ['key-700', null, null, null, null, 50], 'jobs_unique_key_search_idx'],
     ['backlogs', GET_QUEUE_BACKLOGS, [null, 10_000], 'jobs_claim_idx'],
     ['dead jobs of one queue grouped by error', GROUP_DEAD_JOBS, ['q2', 10_000, 50], 'jobs_unhappy_idx'],
-    ['the events after an id', EVENTS_AFTER, ['990000', 500], 'job_events_pkey'],
+    ['the events after an id', EVENTS_AFTER, ['990000', 500], 'job_events_id_brin'],
     ['the jobs after an id', JOBS_AFTER, ['990000', 500], 'jobs_pkey'],
   ] as const)('%s: through %s', async (_, definition, values, index) => {
     expectIndexed(await plan(definition, values), index);
