@@ -101,4 +101,27 @@ describePostgres('listJobEvents on PostgreSQL: the tail of a history without a p
       await reader.close();
     }
   });
+
+  it('a role that may read the history but does not own it reads without summarising', async () => {
+    const { pool, schema } = db;
+    const role = `${schema}_reader`;
+    await insertEvents(10, 'read');
+    await pool.query(`create role "${role}"`);
+    const client = await pool.connect();
+    try {
+      await pool.query(`grant usage on schema "${schema}" to "${role}"`);
+      await pool.query(`grant select on all tables in schema "${schema}" to "${role}"`);
+      await pool.query(`grant usage, select on all sequences in schema "${schema}" to "${role}"`);
+      await pool.query(`grant execute on function "${schema}".summarize_job_events() to "${role}"`);
+      await client.query(`set role "${role}"`);
+      expect((await client.query(`select "${schema}".summarize_job_events() as n`)).rows[0].n).toBe(-1);
+      const { rows } = await client.query(`select count(*)::int as n from "${schema}".job_events where worker_id = 'read'`);
+      expect(rows[0].n).toBe(10);
+    } finally {
+      await client.query('reset role');
+      client.release();
+      await pool.query(`drop owned by "${role}"`);
+      await pool.query(`drop role "${role}"`);
+    }
+  });
 });
