@@ -3,8 +3,8 @@ import { describePostgres, usePostgresStore } from '../../support/postgres.js';
 
 /**
  * An enqueue writes no history row (issue 26): a job's creation is read from its row. Jobs
- * enqueued by an older build, and by the SQL functions (flows, keyed and SQL enqueues), have a
- * creation row: every read must give such a job the same story as one without, once.
+ * enqueued by an older build have a creation row: every read must give such a job the same
+ * story as one without, once.
  */
 describePostgres('creation rows: a history that holds some reads as one that holds none', (url) => {
   const db = usePostgresStore(url, 'jv_creation_rows');
@@ -67,5 +67,39 @@ describePostgres('creation rows: a history that holds some reads as one that hol
       '->waiting',
       'waiting>pending',
     ]);
+  });
+
+  it('no way in writes a creation row: keyed enqueues, the SQL enqueue(), flows and a handler\'s children (migration 0032)', async () => {
+    const { pool, store, schema } = db;
+    const base = { kind: 'k', payload: {}, maxAttempts: 3 };
+    const [keyed] = await store.enqueueJobs({ jobs: [{ ...base, queue: 'c-keyed', uniqueKey: 'u', onConflict: 'replace' }] });
+    const { rows: [sql] } = await pool.query<{ job_id: string }>(`select job_id::text from "${schema}".enqueue('c-sql', 'k')`);
+    const flow = await store.enqueueFlow({
+      name: 'f',
+      jobs: [
+        { ...base, queue: 'c-flow', node: 'a', dependsOn: [] },
+        { ...base, queue: 'c-flow', node: 'b', dependsOn: [{ name: 'a', onFailure: 'cancel', index: 0 }] },
+      ],
+    });
+    const [parent] = await store.enqueueJobs({ jobs: [{ ...base, queue: 'c-parent' }] });
+    const [held] = await store.claimJobs({ workerId: 'w1', leaseMs: 30_000, queues: [{ queue: 'c-parent', limit: 1 }] });
+    expect(held!.id).toBe(parent!.job.id);
+    await store.setStatesIfRunning({
+      outcomes: [{ id: held!.id, leaseToken: held!.leaseToken!, state: 'waiting', children: [{ ...base, queue: 'c-child', key: 'one', onFailure: 'cancel' }] }],
+    });
+    const { rows: children } = await pool.query<{ id: string }>(`select id::text from "${schema}".jobs where queue = 'c-child'`);
+    expect(children).toHaveLength(1);
+
+    const ids = [keyed!.job.id, sql!.job_id, ...flow.jobs.map((j) => j.id), children[0]!.id];
+    const { rows: [creations] } = await pool.query<{ n: number }>(
+      `select count(*)::int as n from "${schema}".job_events where job_id = any($1::bigint[]) and from_state is null`,
+      [ids],
+    );
+    expect(creations!.n).toBe(0);
+    const first = async (id: string) => {
+      const [event] = await store.getJobEvents({ id });
+      return `${event!.fromState ?? '-'}>${event!.toState}:${event!.attempt}`;
+    };
+    expect(await Promise.all(ids.map(first))).toEqual(['->pending:0', '->pending:0', '->pending:0', '->waiting:0', '->pending:0']);
   });
 });

@@ -14,7 +14,7 @@ import { defineStatement } from '../statement.js';
  * jobs), at most $3 of them (the newest, when the window holds more). Each one's
  * first history row, one probe of job_events_job_idx, gives the state it was created in (the
  * state it left first; none yet: the state it is in), or shows a creation row already counted
- * from the history (written before, or by the SQL functions).
+ * from the history (written by a build before issue 26).
  */
 export const COUNT_JOB_TRANSITIONS = defineStatement(
   'count_job_transitions',

@@ -14,7 +14,7 @@ import { defineStatement } from '../statement.js';
  * An id is drawn at insert but seen at commit, so a poll may pass over an id whose
  * transaction is still open; the caller looks again for such gaps (inspector/event-feed.ts).
  * Index scans only: a plan kept from when the history was small must not scan it later.
- * Transitions only: creation rows (written before issue 26, or by the SQL functions) are left
+ * Transitions only: creation rows (written by builds before issue 26) are left
  * to listNewJobs, which reads every job's creation from the jobs table.
  */
 const EVENT_COLUMNS =

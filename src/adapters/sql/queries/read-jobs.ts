@@ -26,10 +26,9 @@ limit $5
 
 /**
  * A job's story in order. Its creation is read from its row (an enqueue writes no history row:
- * docs/operations.md, upgrades): the state it was created in is the one
- * its first transition left, or the state it is in when it has none. A job that has a creation
- * row (written before, or by the SQL functions: flows, keyed and SQL enqueues) is read as it
- * is. `first` is one probe of job_events_job_idx.
+ * docs/operations.md, upgrades): the state it was created in is the one its first transition
+ * left, or the state it is in when it has none. A job that has a creation row (written by a
+ * build before issue 26) is read as it is. `first` is one probe of job_events_job_idx.
  */
 export const GET_JOB_EVENTS = defineStatement(
   'get_job_events',
