@@ -423,7 +423,7 @@ export class MemoryStore implements JobStore {
 
   async listJobEvents(params: ListJobEventsParams): Promise<JobEventEntry[]> {
     // Transitions only, as a SQL store's history holds them: creations come from listNewJobs.
-    const page = walkIds(params, this.#nextEventId, DEFAULT_EVENTS_LIMIT, (id) => {
+    const page = walkIds(params, this.#nextEventId, (id) => {
       const entry = this.#eventLog.get(id);
       return entry && entry.fromState !== null ? entry : undefined;
     });
@@ -431,7 +431,7 @@ export class MemoryStore implements JobStore {
   }
 
   async listNewJobs(params: ListNewJobsParams): Promise<NewJob[]> {
-    const page = walkIds(params, this.#nextId, DEFAULT_EVENTS_LIMIT, (id) => this.#jobs.get(String(id)));
+    const page = walkIds(params, this.#nextId, (id) => this.#jobs.get(String(id)));
     return page.map((job) => ({ id: job.id, queue: job.queue, state: job.state, createdAt: new Date(job.createdAt) }));
   }
 
@@ -1340,10 +1340,9 @@ function copyEvent(event: JobEvent): JobEvent {
 function walkIds<Row>(
   params: { afterId?: string; limit?: number },
   nextId: number,
-  defaultLimit: number,
   get: (id: number) => Row | undefined,
 ): Row[] {
-  const limit = Math.max(0, params.limit ?? defaultLimit);
+  const limit = Math.max(0, params.limit ?? DEFAULT_EVENTS_LIMIT);
   const page: Row[] = [];
   if (params.afterId === undefined) {
     for (let id = nextId - 1; id >= 1 && page.length < limit; id--) {

@@ -95,11 +95,10 @@ describePostgres('listJobEvents on PostgreSQL: the tail of a history without a p
     try {
       await vacuum.query('begin');
       await vacuum.query(`lock table "${schema}".job_events in share update exclusive mode`);
-      const started = performance.now();
+      // The lock is held until `finally`: a read that waited for it would never answer. The
+      // summary gives up after its 20 ms lock_timeout and the read goes on.
       const events = await reader.listJobEvents({ limit: 5 });
       expect(events.map((e) => e.workerId)).toEqual(['held', 'held', 'held', 'held', 'held']);
-      // The summary gives up after its 20 ms lock_timeout; the read does not wait for the lock.
-      expect(performance.now() - started).toBeLessThan(2_000);
       const { rows } = await pool.query(`select "${schema}".summarize_job_events() as n`);
       expect(rows[0].n).toBe(-1);
     } finally {
