@@ -13,7 +13,7 @@ import { summariseProfile } from './cpu-profile.js';
 import { machineInfo, versions, waitForQuiet } from './machine.js';
 import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
-import { writeKeysSection, writeReport, writeSteadySection } from './report.js';
+import { DURABLE_TITLE, FLOWS_TITLE, SCHEDULES_TITLE, writeKeysSection, writeReport, writeSteadySection } from './report.js';
 import { SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults } from './schedule-load.js';
 import { FLOW_CONCURRENCY, FLOW_SHAPES, FLOW_WIDTH, flowScenario, type FlowResults } from './flow-load.js';
 import { durableSpec, type DurableResults } from './durable-load.js';
@@ -48,7 +48,7 @@ interface Task {
 const options = parseOptions(process.argv.slice(2), benchDir);
 if (options.reportOnly) {
   const results = JSON.parse(await readFile(options.out, 'utf8')) as BenchResults;
-  await writeReport(results, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  await writeReport(results, { ...benchmarksPaths(), keep: true });
   console.log('BENCHMARKS.md regenerated from', relative(repoRoot, options.out));
   process.exit(0);
 }
@@ -129,6 +129,7 @@ async function main(opts: BenchOptions): Promise<void> {
   const side = opts.out.replace(/\.json$/, '');
   await writeReport(results, {
     markdownPath: opts.full ? join(repoRoot, 'BENCHMARKS.md') : `${side}.md`,
+    keep: opts.full,
     chartPath: opts.full ? join(benchDir, 'results/throughput-by-concurrency.svg') : `${side}.svg`,
     repoRoot,
     benchDir,
@@ -149,7 +150,7 @@ async function keepScheduleResults(results: BenchResults): Promise<void> {
   const kept: ScheduleResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary };
   await writeFile(join(benchDir, 'results/schedules.json'), `${JSON.stringify(kept, null, 2)}\n`);
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
-  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  await writeReport(latest, { ...benchmarksPaths(), keep: true, renewed: [SCHEDULES_TITLE] });
   log('bench: schedules figures kept in bench/results/schedules.json; BENCHMARKS.md regenerated');
 }
 
@@ -162,7 +163,7 @@ async function keepFlowResults(results: BenchResults): Promise<void> {
   const kept: FlowResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: results.versions, summary, load };
   await writeFile(join(benchDir, 'results/flows.json'), `${JSON.stringify(kept, null, 2)}\n`);
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
-  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  await writeReport(latest, { ...benchmarksPaths(), keep: true, renewed: [FLOWS_TITLE] });
   log('bench: flows figures kept in bench/results/flows.json; BENCHMARKS.md regenerated');
 }
 
@@ -175,7 +176,7 @@ async function keepDurableResults(results: BenchResults, vers: BenchResults['ver
   const kept: DurableResults = { startedAt: results.startedAt, runs: results.runs, machine: results.machine, versions: vers, dbos, summary, load };
   await writeFile(join(benchDir, 'results/durable.json'), `${JSON.stringify(kept, null, 2)}\n`);
   const latest = JSON.parse(await readFile(join(benchDir, 'results/latest.json'), 'utf8')) as BenchResults;
-  await writeReport(latest, { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir });
+  await writeReport(latest, { ...benchmarksPaths(), keep: true, renewed: [DURABLE_TITLE] });
   log('bench: durable figures kept in bench/results/durable.json; BENCHMARKS.md regenerated');
 }
 
@@ -475,4 +476,8 @@ function round(n: number, digits: number): number {
 
 function log(line: string): void {
   console.error(line);
+}
+
+function benchmarksPaths() {
+  return { markdownPath: join(repoRoot, 'BENCHMARKS.md'), chartPath: join(benchDir, 'results/throughput-by-concurrency.svg'), repoRoot, benchDir };
 }

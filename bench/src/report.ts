@@ -15,13 +15,20 @@ import { keysScenario, type KeysShape } from './keys-shapes.js';
 import { DRAIN_ENQUEUE_CHUNK, HANDLER_MS, PAD_CHARS, STEADY_CONCURRENCY, type SteadyResults } from './steady-load.js';
 import { STEADY_SHAPES, steadyRate, steadyScenario, type SteadyShape } from './steady-shapes.js';
 import { CATCH_UP_S, IDLE_S, SCHEDULE_COUNTS, scheduleScenario, type ScheduleResults, TICK_S, tickPeriodS } from './schedule-load.js';
+import { cell, fmtInt, num, pct } from './format.js';
+import { keepSections, spliceSection } from './kept-sections.js';
 import { median, type Spread } from './stats.js';
+import { issue13Section, issue26Section, maxConcurrency } from './targets.js';
 import { SYSTEM_NAMES, type SystemName } from './systems/system.js';
 
 const COLORS: Record<SystemName, string> = { jobvisor: '#2b6cb0', 'graphile-worker': '#d69e2e', 'pg-boss': '#718096' };
 
 export interface ReportPaths {
   markdownPath: string;
+  /** Rewrite only the full run's own sections and `renewed`, keeping every other section the file
+   *  holds (true for BENCHMARKS.md; a partial run's side report is written whole). */
+  keep?: boolean;
+  renewed?: readonly string[];
   chartPath: string;
   repoRoot: string;
   benchDir: string;
@@ -68,8 +75,27 @@ export async function writeReport(results: BenchResults, paths: ReportPaths): Pr
   const inspectorReads = await readFile(join(paths.benchDir, 'results/inspector-reads.md'), 'utf8').catch(() => '');
   // Retention: written by src/prune.ts, likewise.
   const prune = await readFile(join(paths.benchDir, 'results/prune.md'), 'utf8').catch(() => '');
-  await writeFile(paths.markdownPath, renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, keys, steady, inspectorReads, prune));
+  const markdown = renderMarkdown(results, chartRef, optimisations, schedules, flows, durable, keys, steady, inspectorReads, prune);
+  const previous = paths.keep ? await readFile(paths.markdownPath, 'utf8').catch(() => '') : '';
+  await writeFile(paths.markdownPath, keepSections(previous, markdown, [...FULL_RUN_SECTIONS, ...(paths.renewed ?? [])]));
 }
+
+/** The sections a full run writes from its own figures. */
+const FULL_RUN_SECTIONS = [
+  '## Machine',
+  '## Versions and settings',
+  '## Results',
+  '## Targets of issue 13',
+  '## Targets of issue 26',
+  '## Throughput by concurrency',
+  "## Where jobvisor's CPU goes",
+  '## How each figure is measured',
+  '## How to run',
+  '## What each optimisation bought',
+];
+export const SCHEDULES_TITLE = '## Schedules';
+export const FLOWS_TITLE = '## Flows: a fan-out of 1,000 and a fan-in';
+export const DURABLE_TITLE = '## Durable jobs: steps, wake-ups, sleepers';
 
 function renderMarkdown(
   r: BenchResults,
@@ -153,8 +179,8 @@ function renderMarkdown(
   for (const c of r.concurrencies) pushRow(row(`  of which full-page images, drain c${c} (bytes)`, `drain-c${c}`, 'walFpiBytesPerJob'));
   for (const c of r.concurrencies) pushRow(row(`WAL records per job, drain c${c}`, `drain-c${c}`, 'walRecordsPerJob', 1));
   pushRow(row('WAL per job, bulk enqueue (bytes)', 'enqueue', 'enqueueWalBytesPerJob'));
-  pushRow(row(`WAL per job, its whole life: backlog enqueue + drain c${maxC(r)} (bytes)`, `drain-c${maxC(r)}`, 'lifeWalBytesPerJob'));
-  pushRow(row(`Postgres CPU per job, its whole life: backlog enqueue + drain c${maxC(r)} (µs)`, `drain-c${maxC(r)}`, 'lifePgCpuPerJobUs'));
+  pushRow(row(`WAL per job, its whole life: backlog enqueue + drain c${maxConcurrency(r)} (bytes)`, `drain-c${maxConcurrency(r)}`, 'lifeWalBytesPerJob'));
+  pushRow(row(`Postgres CPU per job, its whole life: backlog enqueue + drain c${maxConcurrency(r)} (µs)`, `drain-c${maxConcurrency(r)}`, 'lifePgCpuPerJobUs'));
   for (const c of r.concurrencies) pushRow(row(`multi-queue drain ${fmtInt(s.drainJobs)}, concurrency ${c} (jobs/s)`, `multi-c${c}`, 'jobsPerSec'));
   for (const c of r.concurrencies) pushRow(row(`multi-queue: CPU per job in the worker's process, c${c} (µs)`, `multi-c${c}`, 'cpuPerJobUs'));
   for (const c of r.concurrencies) pushRow(row(`multi-queue: Postgres CPU per job, c${c} (µs)`, `multi-c${c}`, 'pgCpuPerJobUs'));
@@ -181,7 +207,7 @@ function renderMarkdown(
     lines.push('');
   }
 
-  lines.push(...targetSection(r, get));
+  lines.push(...issue13Section(r, get));
   const floor = get('actor', 'jobvisor', 'jobActorUs')?.median;
   const minimal = get('actor', 'jobvisor', 'minimalActorUs')?.median;
   const peerCpu = r.concurrencies.map((c) => get(`drain-c${c}`, 'graphile-worker', 'cpuPerJobUs')?.median).filter((x): x is number => x !== undefined);
@@ -197,6 +223,7 @@ function renderMarkdown(
     }
     lines.push('');
   }
+  lines.push(...issue26Section(r, get));
 
   lines.push('## Throughput by concurrency');
   lines.push('');
@@ -310,76 +337,13 @@ function renderMarkdown(
   return lines.join('\n');
 }
 
-function maxC(r: BenchResults): number {
-  return Math.max(...r.concurrencies);
-}
-
-/** Issue 13's targets, each with its ratio from this run and met or not. */
-function targetSection(r: BenchResults, get: (scenario: string, system: SystemName, metric: string) => Spread | undefined): string[] {
-  const s = r.sizes;
-  const out = [
-    '## Targets of issue 13',
-    '',
-    'Ratios of medians from this run. "jobvisor" and "peer" are the two figures the ratio divides.',
-    '',
-    '| target | jobvisor | peer | ratio | goal | met |',
-    '| --- | ---: | ---: | ---: | --- | :---: |',
-  ];
-  const med = (scenario: string, system: SystemName, metric: string) => get(scenario, system, metric)?.median;
-  const line = (label: string, a: number | undefined, b: number | undefined, digits: number, goal: string, ok: (ratio: number) => boolean) => {
-    // A target none of whose scenarios ran (a partial run) gets no row.
-    if (a === undefined && b === undefined) return;
-    const ratio = a !== undefined && b !== undefined && b !== 0 ? a / b : undefined;
-    const met = ratio === undefined ? '–' : ok(ratio) ? 'met' : '**not met**';
-    out.push(`| ${label} | ${num(a, digits)} | ${num(b, digits)} | ${ratio === undefined ? '–' : ratio.toFixed(2)} | ${goal} | ${met} |`);
-  };
-  const vsPeer = (label: string, scenario: string, metric: string, peer: SystemName, digits: number, goal: string, ok: (ratio: number) => boolean) =>
-    line(label, med(scenario, 'jobvisor', metric), med(scenario, peer, metric), digits, goal, ok);
-  const gw = 'graphile-worker';
-  for (const c of r.concurrencies) vsPeer(`Postgres CPU per job, drain c${c} (µs) ÷ graphile-worker's`, `drain-c${c}`, 'pgCpuPerJobUs', gw, 0, 'ratio ≤ 1.0', (x) => x <= 1);
-  vsPeer(`Postgres CPU per job, whole life c${maxC(r)} (µs) ÷ graphile-worker's`, `drain-c${maxC(r)}`, 'lifePgCpuPerJobUs', gw, 0, 'ratio ≤ 1.0', (x) => x <= 1);
-  for (const c of r.concurrencies) vsPeer(`WAL per job, drain c${c} (bytes) ÷ graphile-worker's`, `drain-c${c}`, 'walBytesPerJob', gw, 0, 'ratio ≤ 1.5', (x) => x <= 1.5);
-  vsPeer(`WAL per job, whole life c${maxC(r)} (bytes) ÷ graphile-worker's`, `drain-c${maxC(r)}`, 'lifeWalBytesPerJob', gw, 0, 'ratio ≤ 1.5', (x) => x <= 1.5);
-  vsPeer('statements per 1,000 jobs, drain c50 ÷ graphile-worker\'s', 'drain-c50', 'statementsPer1kJobs', gw, 1, 'ratio ≤ 1.0', (x) => x <= 1);
-  line(
-    `Node CPU per job, drain c${maxC(r)} ÷ the minimal XState actor's (µs)`,
-    med(`drain-c${maxC(r)}`, 'jobvisor', 'cpuPerJobUs'),
-    med('actor', 'jobvisor', 'minimalActorUs'),
-    1,
-    'ratio ≤ 2.0',
-    (x) => x <= 2,
-  );
-  for (const c of r.concurrencies) vsPeer(`drain c${c} (jobs/s) ÷ graphile-worker's`, `drain-c${c}`, 'jobsPerSec', gw, 0, 'ratio ≥ 0.5', (x) => x >= 0.5);
-  for (const c of r.concurrencies) vsPeer(`drain c${c} (jobs/s) ÷ pg-boss's`, `drain-c${c}`, 'jobsPerSec', 'pg-boss', 0, 'ratio ≥ 3', (x) => x >= 3);
-  for (const c of r.concurrencies) {
-    line(`jobvisor multi-queue drain c${c} ÷ its single-queue drain (jobs/s)`, med(`multi-c${c}`, 'jobvisor', 'jobsPerSec'), med(`drain-c${c}`, 'jobvisor', 'jobsPerSec'), 0, 'ratio ≥ 0.9', (x) => x >= 0.9);
-  }
-  vsPeer('bulk enqueue (jobs/s) ÷ graphile-worker\'s', 'enqueue', 'jobsPerSec', gw, 0, 'ratio ≥ 1.0', (x) => x >= 1);
-  vsPeer('enqueue → start p50 (ms) ÷ graphile-worker\'s', 'latency', 'p50Ms', gw, 1, 'ratio ≤ 1.0', (x) => x <= 1);
-  vsPeer('enqueue → start p99 (ms) ÷ graphile-worker\'s', 'latency', 'p99Ms', gw, 1, 'ratio ≤ 1.0', (x) => x <= 1);
-  const heap = med('memory', 'jobvisor', 'heapPerJobKb');
-  if (heap !== undefined) out.push(`| heap per job in flight (KB) | ${num(heap, 1)} | | | ≤ 5 KB | ${heap <= 5 ? 'met' : '**not met**'} |`);
-  const retained = med('memory', 'jobvisor', 'retainedHeapPerJobKb');
-  if (retained !== undefined) out.push(`| heap per job in flight, retained after a full GC (KB) | ${num(retained, 1)} | | | ≤ 5 KB | ${retained <= 5 ? 'met' : '**not met**'} |`);
-  line(
-    `backlog ${fmtInt(s.backlogJobs)} vs ${fmtInt(s.drainJobs)}, c${s.backlogConcurrency} (jobs/s)`,
-    med('backlog', 'jobvisor', 'jobsPerSec'),
-    med(`drain-c${s.backlogConcurrency}`, 'jobvisor', 'jobsPerSec'),
-    0,
-    'ratio ≥ 0.8',
-    (x) => x >= 0.8,
-  );
-  out.push('');
-  return out;
-}
-
 /** What N schedules cost one supervisor (issue 17), jobvisor only. */
 function scheduleSection(r: ScheduleResults): string[] {
   const counts = SCHEDULE_COUNTS.filter((count) => r.summary[scheduleScenario(count)]?.jobvisor);
   const get = (count: number, metric: string) => r.summary[scheduleScenario(count)]?.jobvisor?.[metric];
   const row = (label: string, metric: string, digits = 0) => `| ${label} | ${counts.map((c) => cell(get(c, metric), digits)).join(' | ')} |`;
   return [
-    '## Schedules',
+    SCHEDULES_TITLE,
     '',
     `What recurring schedules cost one supervisor on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, jobvisor @ ${r.versions.jobvisor.commit}, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios schedules\`, bench/src/schedule-load.ts). The ticks' queue is not run: only the scheduler works. Idle: schedules whose next tick is a year away, for ${IDLE_S} s. Ticking: schedules that all tick together (1,000 every second; 10,000 every 5 s, as each tick is a job insert and 10,000 inserts a second is about what this machine's PostgreSQL does at all) for ${TICK_S} s; a tick of that window is missed if its job is not there ${CATCH_UP_S} s after it (late is not missed: the lag says how late); lag = the job's \`created_at\` − its tick, both by the database's clock.`,
     '',
@@ -411,19 +375,6 @@ async function readKeysResults(benchDir: string): Promise<KeysResults | undefine
 export async function writeKeysSection(markdownPath: string, keys: KeysResults): Promise<void> {
   const text = await readFile(markdownPath, 'utf8');
   await writeFile(markdownPath, spliceSection(text, keysSection(keys), KEYS_TITLE, ['## Durable jobs', '## How each figure is measured']));
-}
-
-/** `markdown` with the section headed `title` replaced by `section`, or inserted before the first
- *  heading that starts with one of `before` (else at the end). */
-export function spliceSection(markdown: string, section: string[], title: string, before: string[]): string {
-  const lines = markdown.split('\n');
-  const start = lines.indexOf(title);
-  if (start >= 0) {
-    const next = lines.findIndex((line, i) => i > start && line.startsWith('## '));
-    return [...lines.slice(0, start), ...section, ...(next < 0 ? [] : lines.slice(next))].join('\n');
-  }
-  const at = lines.findIndex((line) => before.some((heading) => line.startsWith(heading)));
-  return at < 0 ? [...lines, ...section].join('\n') : [...lines.slice(0, at), ...section, ...lines.slice(at)].join('\n');
 }
 
 /** Fair share and debounce (issue 28): the fair claim against the plain one, and what an enqueue costs. */
@@ -599,7 +550,7 @@ function durableSection(r: DurableResults): string[] {
     return a !== undefined && b !== undefined ? num((a - b) / STEPS, 0) : '–';
   };
   const lines = [
-    '## Durable jobs: steps, wake-ups, sleepers',
+    DURABLE_TITLE,
     '',
     `jobvisor @ ${r.versions.jobvisor.commit} and DBOS Transact ${r.dbos} on PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, ${r.machine.cores} cores shared with other sessions, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios durable\`, bench/src/durable-load.ts). Each shape in its own process on a fresh schema, the shapes interleaved run by run, so that the ratios below were measured side by side. Machine load just before each run (share of the CPUs other processes kept busy, 1-minute load average): ${load || 'not recorded'}. Times move with that load; CPU and WAL per job much less.`,
     '',
@@ -686,7 +637,7 @@ function flowSection(r: FlowResults): string[] {
   };
   const load = r.load.map((l) => `${l.scenario} run ${l.run}: ${pct(l.busyBefore)} busy, load ${l.load1.toFixed(2)}`).join('; ');
   return [
-    '## Flows: a fan-out of 1,000 and a fan-in',
+    FLOWS_TITLE,
     '',
     `jobvisor only, one supervisor at concurrency ${FLOW_CONCURRENCY}, no-op handlers, PostgreSQL ${r.machine.postgres}, Node ${r.machine.node}, jobvisor @ ${r.versions.jobvisor.commit}, ${r.startedAt.slice(0, 10)}; median [min–max] of ${r.runs} run${r.runs === 1 ? '' : 's'} (\`npm run bench -- --scenarios flows\`, bench/src/flow-load.ts). Each shape in its own process on a fresh schema, after a warm-up of the same shape at a tenth of the width. End to end: from the enqueue call until the database holds every job completed. The static flow is one \`enqueueFlow\` of ${fmtInt(FLOW_WIDTH + 2)} jobs (the sink waits for ${fmtInt(FLOW_WIDTH)} parents); the fan-out is one job whose handler returns \`continueAfter\` with ${fmtInt(FLOW_WIDTH)} children and runs again when they have ended (${fmtInt(FLOW_WIDTH + 1)} rows, one more execution). Per job = per row. Statements: every \`pg\` query of the process in the window, the bench's completion polls left out.`,
     '',
@@ -708,23 +659,4 @@ function flowSection(r: FlowResults): string[] {
     "Where a flow's extra cost goes, from how it works (migration 0009): each parent's end decrements its waiting child's count under the child's row lock, in the statement that ends the parent. The sink of the static flow is therefore updated once per child (1,000 row versions of one row), and the completions of its parents serialise on that row's lock; the job that fans out is likewise updated once per child it waits for. The static flow's enqueue is one statement too, but it inserts its jobs and their history rows one job at a time in PL/pgSQL (the edges as one set), where a plain bulk enqueue inserts jobs and history as sets.",
     '',
   ];
-}
-
-function cell(v: Spread | undefined, digits: number): string {
-  if (!v) return '';
-  if (v.runs.length === 1) return num(v.median, digits);
-  return `${num(v.median, digits)} [${num(v.min, digits)}–${num(v.max, digits)}]`;
-}
-
-function num(n: number | undefined, digits: number): string {
-  if (n === undefined || !Number.isFinite(n)) return '–';
-  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
-function pct(x: number): string {
-  return Number.isFinite(x) ? `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%` : '–';
 }
