@@ -4,6 +4,7 @@
  * never saw, and a read or a claim must answer whatever a row holds (see `readTime`).
  */
 import type { JobErrorInfo, JobEvent, JobRecord, JobState } from '../../types.js';
+import type { EnqueueJob } from '../store.js';
 import { EARLIEST_DATE, LATEST_DATE } from '../../validation.js';
 import { parseSteps } from './job-steps.js';
 import type { SqlSchema } from './sql-schema.js';
@@ -167,6 +168,53 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
     waitingForSignal: row.state === 'sleeping' ? row.wait_signal : null,
     tenant: row.tenant,
     debounceKey: row.debounce_key,
+  };
+}
+
+/** What enqueue_new_jobs answers for a job it inserted: what the database decided. */
+export interface InsertedJobRow {
+  id: string;
+  payload: unknown;
+  trace_context: Record<string, string> | null;
+  /** Epoch milliseconds (float8: a string from a pool told to leave numbers as text). */
+  created_ms: number | string;
+  run_ms: number | string;
+  expires_ms: number | string | null;
+}
+
+/** A job just inserted without a unique key (not fair, not debounced), as toJobRecord would
+ *  read its row: every column the statement did not answer holds the input as given or the
+ *  table's default for a new job. */
+export function insertedJobRecord(job: EnqueueJob, row: InsertedJobRow): JobRecord {
+  const created = new Date(Number(row.created_ms));
+  return {
+    id: row.id,
+    queue: job.queue,
+    kind: job.kind,
+    payload: row.payload,
+    state: 'pending',
+    priority: job.priority ?? 0,
+    runAt: new Date(Number(row.run_ms)),
+    attempt: 0,
+    maxAttempts: job.maxAttempts,
+    uniqueKey: null,
+    concurrencyKey: job.concurrencyKey ?? null,
+    workerId: null,
+    leaseToken: null,
+    leaseExpiresAt: null,
+    result: null,
+    error: null,
+    createdAt: created,
+    updatedAt: new Date(created.getTime()),
+    finishedAt: null,
+    expiresAt: row.expires_ms === null ? null : new Date(Number(row.expires_ms)),
+    cancelRequestedAt: null,
+    progress: null,
+    traceContext: row.trace_context,
+    steps: [],
+    waitingForSignal: null,
+    tenant: null,
+    debounceKey: null,
   };
 }
 

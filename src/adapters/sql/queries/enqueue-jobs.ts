@@ -60,7 +60,7 @@ export async function enqueueJobs(
   if (isKeyedEnqueue(params.jobs)) return asPayloadError(() => enqueueKeyedJobs(ctx, params));
   if (params.jobs.every((job) => job.uniqueKey == null)) {
     const input = JSON.stringify(params.jobs.map((job, i) => toInput(i, job)));
-    return asPayloadError(() => enqueueNewJobs(ctx, { input, count: params.jobs.length, client: params.client }));
+    return asPayloadError(() => enqueueNewJobs(ctx, { jobs: params.jobs, input, client: params.client }));
   }
   const results: (EnqueueResult | undefined)[] = new Array(params.jobs.length);
   let missing = params.jobs.map((_, i) => i);

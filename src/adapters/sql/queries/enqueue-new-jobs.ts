@@ -1,6 +1,5 @@
-import type { EnqueueResult, SqlClient } from '../../store.js';
-import { jobColumns, toJobRecord } from '../job-row.js';
-import type { JobRow } from '../job-row.js';
+import type { EnqueueJob, EnqueueResult, SqlClient } from '../../store.js';
+import { insertedJobRecord, type InsertedJobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import type { SqlSchema } from '../sql-schema.js';
 import { defineStatement, NOW } from '../statement.js';
@@ -14,7 +13,8 @@ import { defineStatement, NOW } from '../statement.js';
  *   now + expiresIn);
  * - with `ranked` (enqueue-fair-jobs.ts): CTEs that end in `ranked` (id, rank), each ranked
  *   job's fair rank, the input carrying each job's `tenant` and `weight` (null: not ranked);
- * - `inserted`: the jobs, with `onConflict` (empty: every job goes in). A job whose times are
+ * - `inserted`: the jobs, with `onConflict` (empty: every job goes in), each with the columns
+ *   `returning` names (all by default; `notified` needs `queue`). A job whose times are
  *   wrong once resolved (expiry not after due, a relative one past the year 9999) calls
  *   refuse_job_times (migration 0014), which raises: nothing of the statement is written. The
  *   library checked every time it was given against the others given, by the caller's clock;
@@ -23,7 +23,7 @@ import { defineStatement, NOW } from '../statement.js';
  *   it happens only if it commits.
  * No history row: a job's creation is read from its row (created_at; migration 0032).
  */
-export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string): string {
+export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string, returning = '*'): string {
   return `
 with input as (
   select * from jsonb_to_recordset($2::jsonb) as x(
@@ -48,7 +48,7 @@ inserted as (
     trace_context, ${NOW}, ${NOW}${ranked ? ', tenant, rank' : ''}
   from numbered${ranked ? ' left join ranked using (id)' : ''}
   ${onConflict}
-  returning *
+  returning ${returning}
 ),
 notified as (
   select count(pg_notify('${s.channel}', q.queue)) from (select distinct queue from inserted) q
@@ -59,22 +59,32 @@ notified as (
  * Bulk enqueue of jobs none of which has a unique key, the common case: every job is
  * inserted, so the statement needs none of enqueue_jobs' conflict handling (no ON CONFLICT
  * arbiter check per row, no look-up of live holders, no join back to the input): the rows in
- * id order are the inputs in order.
+ * id order are the inputs in order. It answers only what the database decided (the id, the
+ * times, the payload and trace context as stored); the rest of each record is the input's,
+ * which the row holds as given (insertedJobRecord). Times come as epoch milliseconds: a
+ * timestamptz's text and its parse cost more than the rest of a job's enqueue in Node.
  */
 const ENQUEUE_NEW_JOBS = defineStatement(
   'enqueue_new_jobs',
-  (s) => `${insertJobsCtes(s, '')}
-select ${jobColumns('j', s, 'none')} from inserted j cross join notified order by j.id
+  (s) => `${insertJobsCtes(s, '', undefined, 'id, queue, payload, trace_context, created_at, run_at, expires_at')}
+select j.id::text as id, j.payload, j.trace_context,
+  ${epochMs('j.created_at')} as created_ms, ${epochMs('j.run_at')} as run_ms, ${epochMs('j.expires_at')} as expires_ms
+from inserted j cross join notified order by j.id
 `,
 );
 
-/** `input` as enqueue_jobs builds it (one object per job, `i` its position), as JSON. */
+/** A time the statement wrote (years 1 to 9999) as the milliseconds a Date holds of it. */
+function epochMs(column: string): string {
+  return `floor(extract(epoch from ${column}) * 1000)::float8`;
+}
+
+/** `input` is `jobs` as enqueue_jobs builds it (one object per job, `i` its position), as JSON. */
 export async function enqueueNewJobs(
   ctx: SqlContext,
-  params: { input: string; count: number; client?: SqlClient },
+  params: { jobs: readonly EnqueueJob[]; input: string; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
   const values = [ctx.now(), params.input];
-  const rows = await ctx.run<JobRow>(ENQUEUE_NEW_JOBS, values, params.client);
-  if (rows.length !== params.count) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.count} jobs`);
-  return rows.map((row) => ({ job: toJobRecord(row), created: true }));
+  const rows = await ctx.run<InsertedJobRow>(ENQUEUE_NEW_JOBS, values, params.client);
+  if (rows.length !== params.jobs.length) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.jobs.length} jobs`);
+  return rows.map((row, i) => ({ job: insertedJobRecord(params.jobs[i]!, row), created: true }));
 }
