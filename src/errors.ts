@@ -241,6 +241,24 @@ export class JobEndedError extends JobvisorError {
   }
 }
 
+/** A migration could not take the locks it needs: another session kept a table it alters in
+ *  use (an open transaction) through every try. Nothing was applied: each try rolled back
+ *  after waiting `lockTimeoutMs` at most, so the workers' statements never queued behind it
+ *  for longer. The lock error of the last try is the `cause`. */
+export class MigrationLockError extends JobvisorError {
+  readonly schema: string;
+  readonly tries: number;
+  constructor(schema: string, tries: number, waitedMs: number, lockTimeoutMs: number, cause: unknown) {
+    super(
+      'migration_lock_timeout',
+      `migrating schema "${schema}": another session held a table a migration alters through ${tries} tries over ${Math.round(waitedMs / 1000)} s (each waited ${lockTimeoutMs} ms for its lock, then gave way); nothing was applied. End the open transaction that holds it (pg_stat_activity: state 'idle in transaction'), then migrate again`,
+      { cause },
+    );
+    this.schema = schema;
+    this.tries = tries;
+  }
+}
+
 /** The store's schema does not match this build of jobvisor: it was never migrated
  *  (`reason` 'unmigrated'), lacks migrations this build needs ('outdated': `missing` lists
  *  them), or holds a migration of a newer build that older builds cannot run against

@@ -52,6 +52,7 @@ export {
   JobExpired,
   JobNotFoundError,
   JobvisorError,
+  MigrationLockError,
   PeerDependencyMissingError,
   PermanentJobError,
   SchemaVersionError,

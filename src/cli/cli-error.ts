@@ -9,6 +9,7 @@ import {
   InvalidPayloadError,
   JobEndedError,
   JobNotFoundError,
+  MigrationLockError,
   SchemaVersionError,
   TransactionPoolerError,
   UnknownQueueError,
@@ -22,7 +23,8 @@ export const EXIT = {
   usage: 2,
   /** No job with that id. */
   notFound: 3,
-  /** The store cannot be used: database unreachable or not migrated, embedded data directory in use. */
+  /** The store cannot be used: database unreachable or not migrated, embedded data directory in use, a migration kept
+   *  from its locks by an open transaction. */
   unavailable: 4,
   /** The job exists but its state does not allow the action (retry a pending or completed job, cancel a finished one,
    *  signal one that has ended). */
@@ -54,7 +56,7 @@ export function classify(error: unknown): { exitCode: ExitCode; line: string | u
   if (error instanceof JobNotFoundError || error instanceof FlowNotFoundError) return { exitCode: EXIT.notFound, line: error.message };
   if (error instanceof JobEndedError) return { exitCode: EXIT.notApplied, line: error.message };
   // A worker's supervisor refusing the schema on start (connection.ts words the commands' own).
-  if (error instanceof SchemaVersionError) return { exitCode: EXIT.unavailable, line: error.message };
+  if (error instanceof SchemaVersionError || error instanceof MigrationLockError) return { exitCode: EXIT.unavailable, line: error.message };
   if (error instanceof TransactionPoolerError) return { exitCode: EXIT.unavailable, line: error.message };
   if (isConnectionError(error)) return { exitCode: EXIT.unavailable, line: `lost the database connection: ${describeError(error)}` };
   return { exitCode: EXIT.failure, line: describeError(error) };

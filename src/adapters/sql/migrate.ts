@@ -3,11 +3,19 @@
  * transaction that holds an advisory lock for the schema: when several processes start at
  * once, one applies and the others wait, then find nothing left to do.
  *
+ * A migration that alters a table waits for every open transaction that touched it, and
+ * PostgreSQL queues every later statement on that table behind the waiting one: one idle
+ * transaction left open would stop every worker and enqueue for as long as it stays open. So
+ * each statement of a migration waits at most `lockTimeoutMs` for a lock; then the whole
+ * transaction rolls back (nothing applied), the queue behind it drains, and the migration is
+ * tried again after `pauseMs`, until `retryForMs` have passed (MigrationLockError).
+ *
  * The files are read at run time next to this module; `npm run build` copies them into
  * dist/ beside the compiled code.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { MigrationLockError } from '../../errors.js';
 import type { SqlDriver } from './sql-driver.js';
 import type { SqlSchema } from './sql-schema.js';
 
@@ -49,14 +57,41 @@ export function isBreakingMigration(text: string): boolean {
   return BREAKING_MARK.test(text.split('\n', 1)[0]!);
 }
 
+export interface MigrateTiming {
+  lockTimeoutMs: number;
+  retryForMs: number;
+  pauseMs: number;
+}
+
+/** A second of the workers' statements queued at most, then a second for them to drain. */
+export const MIGRATE_TIMING: MigrateTiming = { lockTimeoutMs: 1_000, retryForMs: 60_000, pauseMs: 1_000 };
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /** Applies the migrations the schema lacks; returns the versions applied by this call. */
-export async function migrate(driver: SqlDriver, schema: SqlSchema): Promise<number[]> {
+export async function migrate(driver: SqlDriver, schema: SqlSchema, timing: MigrateTiming = MIGRATE_TIMING): Promise<number[]> {
+  const started = Date.now();
+  for (let tries = 1; ; tries++) {
+    try {
+      return await migrateOnce(driver, schema, timing.lockTimeoutMs);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) throw error;
+      const waited = Date.now() - started;
+      if (waited + timing.pauseMs >= timing.retryForMs) throw new MigrationLockError(schema.name, tries, waited, timing.lockTimeoutMs, error);
+      await new Promise((resolve) => setTimeout(resolve, timing.pauseMs));
+    }
+  }
+}
+
+async function migrateOnce(driver: SqlDriver, schema: SqlSchema, lockTimeoutMs: number): Promise<number[]> {
   const migrations = await loadMigrations();
   const table = `${schema.quoted}.migrations`;
   return driver.transaction(async (session) => {
     // Taken before CREATE SCHEMA IF NOT EXISTS, which itself races (duplicate key) when two
-    // sessions run it at once. Released at COMMIT or ROLLBACK.
+    // sessions run it at once. Released at COMMIT or ROLLBACK. Waited for without a limit:
+    // the other session is migrating, and what it holds is its own business.
     await session.query('select pg_advisory_xact_lock($1::bigint)', [lockKey(schema)]);
+    await session.exec(`set local lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
     await session.exec(
       `create schema if not exists ${schema.quoted};
        create table if not exists ${table} (
