@@ -52,7 +52,7 @@ describePostgres('migrate beside an open transaction', (url) => {
     try {
       const migrating = run({ lockTimeoutMs: 300, retryForMs: 60_000, pauseMs: 100 });
       // The ALTER of 0031 waiting for the reader's lock: a claim (a history row) would queue behind it.
-      const { rows: [{ pid }] } = await reader.query<{ pid: number }>('select pg_backend_pid() as pid');
+      const { pid } = (await reader.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!;
       for (;;) {
         const { rows } = await pool.query('select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [pid]);
         if (rows.length > 0) break;
