@@ -272,7 +272,8 @@ export interface ListNewJobsParams {
 export interface NewJob {
   id: string;
   queue: string;
-  /** The state it is in now. */
+  /** The state it was created in (`pending`, or `waiting` for a flow's dependent): the same
+   *  as the first entry of its story, however far it has run since. */
   state: JobState;
   createdAt: Date;
 }

@@ -9,8 +9,8 @@ import type { JobEventEntry, JobStore, NewJob } from '../adapters/store.js';
 import type { JobEvent, Logger } from '../types.js';
 import { IdTail } from './id-tail.js';
 
-/** `events`: transitions, and each new job as a creation (from nothing to the state it is in
- *  when read, which is what the page shows). */
+/** `events`: transitions, and each new job as a creation (from nothing to the state it was
+ *  created in), the batch's creations before its transitions. */
 export type FeedBatch =
   | { type: 'events'; events: JobEvent[] }
   | { type: 'deleted'; jobId: string }
@@ -92,7 +92,11 @@ export class EventFeed {
 
   async #poll(): Promise<void> {
     try {
-      const [transitions, created] = await Promise.all([this.#history.poll(), this.#jobs.poll()]);
+      // The history first: a job whose transition it saw had committed before it was read, so the
+      // jobs' read after it finds the job (or its gap, looked at again) in the same poll, and its
+      // creation goes out before its transitions.
+      const transitions = await this.#history.poll();
+      const created = await this.#jobs.poll();
       if (transitions === 'reset' || created === 'reset') {
         this.broadcast({ type: 'reset' });
         return;

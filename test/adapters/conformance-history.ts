@@ -121,16 +121,18 @@ export function describeHistoryConformance(current: CurrentStore): void {
   });
 
   describe('listNewJobs', () => {
-    it('lists jobs by id, oldest first, after a given id, each with its queue, the state it is in and its creation time', async () => {
+    it('lists jobs by id, oldest first, after a given id, each with its queue, the state it was created in and its creation time', async () => {
       expect(await store().listNewJobs({})).toEqual([]);
       const a = await enqueue({ queue: 'a' });
       clock().advance(1_000);
       const b = await enqueue({ queue: 'b' });
       const c = await enqueue({ queue: 'a' });
-      await claimOne('a');
+      // Read after it ran: shown created, as the first entry of its story.
+      const ran = await claimOne('a');
+      await setState({ id: ran.id, leaseToken: ran.leaseToken!, state: 'completed', result: null });
       const all = await store().listNewJobs({ afterId: '0' });
       expect(all).toEqual([
-        { id: a.id, queue: 'a', state: 'running', createdAt: new Date(T0) },
+        { id: a.id, queue: 'a', state: 'pending', createdAt: new Date(T0) },
         { id: b.id, queue: 'b', state: 'pending', createdAt: new Date(T0 + 1_000) },
         { id: c.id, queue: 'a', state: 'pending', createdAt: new Date(T0 + 1_000) },
       ]);
@@ -139,6 +141,26 @@ export function describeHistoryConformance(current: CurrentStore): void {
       expect(await store().listNewJobs({ afterId: c.id })).toEqual([]);
       expect(await store().listNewJobs({ limit: 2 })).toEqual(all.slice(1));
       expect(await store().listNewJobs({ afterId: 'not-an-id' })).toEqual([]);
+    });
+
+    it('a flow\'s dependent reads as created waiting after it was released and ran', async () => {
+      const base = { kind: 'k', payload: {}, maxAttempts: 3 };
+      const flow = await store().enqueueFlow({
+        name: 'f',
+        jobs: [
+          { ...base, queue: 'nf', node: 'x', dependsOn: [] },
+          { ...base, queue: 'nf', node: 'y', dependsOn: [{ name: 'x', onFailure: 'cancel', index: 0 }] },
+        ],
+      });
+      const [x, y] = flow.jobs.map((job) => job.id);
+      for (const id of [x, y]) {
+        const job = await claimOne('nf');
+        expect(job.id).toBe(id);
+        await setState({ id: job.id, leaseToken: job.leaseToken!, state: 'completed', result: null });
+      }
+      const listed = await store().listNewJobs({ afterId: '0' });
+      expect(listed.map((job) => `${job.id}:${job.state}`)).toEqual([`${x}:pending`, `${y}:waiting`]);
+      expect((await store().getJobEvents({ id: y! }))[0]).toMatchObject({ fromState: null, toState: 'waiting' });
     });
 
     it('leaves out a deleted job', async () => {

@@ -113,4 +113,37 @@ describe('EventFeed', () => {
     await vi.advanceTimersByTimeAsync(30);
     expect(spy.mock.calls.length).toBe(calls);
   });
+  it('a job created and claimed while the feed reads: its creation goes out first, in the same batch as its claim', async () => {
+    const events = new Map<number, JobEventEntry>();
+    const jobs = new Map<number, NewJob>();
+    let commitDuringRead = false;
+    const after = <Row extends { id: string }>(rows: Iterable<Row>, afterId: string | undefined, limit: number) => {
+      const sorted = [...rows].sort((a, b) => Number(a.id) - Number(b.id));
+      return afterId === undefined ? sorted.slice(-limit) : sorted.filter((e) => Number(e.id) > Number(afterId)).slice(0, limit);
+    };
+    const store = {
+      // The job and its claim commit while the history is read: the read sees the claim.
+      async listJobEvents({ afterId, limit = 100 }: ListJobEventsParams) {
+        if (commitDuringRead) {
+          commitDuringRead = false;
+          await Promise.resolve();
+          jobs.set(7, { id: '7', queue: 'q', state: 'pending', createdAt: new Date(7) });
+          events.set(1, { id: '1', jobId: '7', fromState: 'pending', toState: 'running', attempt: 1, workerId: 'w', at: new Date(8), error: null });
+        }
+        return after(events.values(), afterId, limit);
+      },
+      // What the jobs' read sees is what had committed when it was asked.
+      async listNewJobs({ afterId, limit = 100 }: ListNewJobsParams) {
+        const seen = after(jobs.values(), afterId, limit);
+        await Promise.resolve();
+        return seen;
+      },
+    } as unknown as JobStore;
+    const { batches } = collect(store);
+    await vi.advanceTimersByTimeAsync(20);
+    commitDuringRead = true;
+    await vi.waitFor(() => expect(batches.some((b) => b.type === 'events')).toBe(true));
+    const job7 = batches.flatMap((b) => (b.type === 'events' ? [b.events.map((e) => `${e.fromState ?? '-'}>${e.toState}`)] : []));
+    expect(job7).toEqual([['->pending', 'pending>running']]);
+  });
 });

@@ -432,7 +432,8 @@ export class MemoryStore implements JobStore {
 
   async listNewJobs(params: ListNewJobsParams): Promise<NewJob[]> {
     const page = walkIds(params, this.#nextId, (id) => this.#jobs.get(String(id)));
-    return page.map((job) => ({ id: job.id, queue: job.queue, state: job.state, createdAt: new Date(job.createdAt) }));
+    // The first entry of a job's story is its creation (this store keeps one for every job).
+    return page.map((job) => ({ id: job.id, queue: job.queue, state: this.#events.get(job.id)?.[0]?.toState ?? job.state, createdAt: new Date(job.createdAt) }));
   }
 
   async scanJobs(params: ScanJobsParams): Promise<JobPage> {

@@ -1,6 +1,7 @@
 import type { CountJobTransitionsParams, TransitionCount } from '../../store.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
+import { createdState, firstRow } from './created-state.js';
 
 /**
  * Throughput from the history: transitions since $1 per queue, state entered and bucket of
@@ -9,9 +10,14 @@ import { defineStatement } from '../statement.js';
  * a join could be planned as a hash join over the whole jobs table).
  *
  * Creations are not history rows (an enqueue writes none): they are the jobs created since
- * $1, read through jobs_pkey back from the newest to the newest job created before $1 (ids
- * are drawn at insert, created_at is the insert's time, so the walk reads only the window's
- * jobs), at most $3 of them (the newest, when the window holds more). Each one's
+ * $1, read through jobs_pkey back from the newest to the newest job created a minute or more
+ * before $1, at most $3 of them (the newest, when the window holds more). A job's created_at
+ * is its transaction's start and its id is drawn when it is inserted, so ids follow
+ * created_at only up to a transaction's length: a bulk enqueue's jobs, created when its
+ * statement began, take ids above those of single enqueues committed while it ran. The
+ * minute's margin keeps those singles in the walk; a job whose transaction ran longer (an
+ * enqueue inside a caller's transaction opened more than a minute before) may be missed
+ * below such a one. Each one's
  * first history row, one probe of job_events_job_idx, gives the state it was created in (the
  * state it left first; none yet: the state it is in), or shows a creation row already counted
  * from the history (written by a build before issue 26).
@@ -29,7 +35,7 @@ created as materialized (
   select j.id, j.queue, j.state, j.created_at from ${s.quoted}.jobs j
   where j.id > coalesce((
       select b.id from (select id, created_at from ${s.quoted}.jobs order by id desc limit $3) b
-      where b.created_at < $1::timestamptz order by b.id desc limit 1
+      where b.created_at < $1::timestamptz - interval '1 minute' order by b.id desc limit 1
     ), 0)
     and j.created_at >= $1::timestamptz
   order by j.id desc
@@ -38,10 +44,8 @@ created as materialized (
 t as (
   (select q.queue, e.to_state, e.at from e join q on q.id = e.job_id
    union all
-   select c.queue, coalesce(f.from_state, c.state), c.created_at from created c
-   left join lateral (
-     select x.from_state, true as found from ${s.quoted}.job_events x where x.job_id = c.id order by x.id limit 1
-   ) f on true
+   select c.queue, ${createdState('c')}, c.created_at from created c
+   ${firstRow(s, 'c.id')}
    where f.found is null or f.from_state is not null)
   limit $3
 )

@@ -1,26 +1,36 @@
 import type { ListNewJobsParams, NewJob } from '../../store.js';
 import { readTime, toDbId, type StoredTime } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
+import type { SqlSchema } from '../sql-schema.js';
 import { defineStatement } from '../statement.js';
+import { createdState, firstRow } from './created-state.js';
 
 /**
  * Jobs by id for the inspector's live feed, which shows each new job as it comes (an enqueue
- * writes no history row). Both statements walk jobs_pkey from one end: a poll costs what it
- * returns. Ids are drawn at insert and seen at commit, as the history's (inspector/id-tail.ts).
+ * writes no history row), in the state it was created in (created-state.ts): a job read after
+ * it already ran is shown created, not finished. Both statements walk jobs_pkey from one end
+ * and probe each job's first history row: a poll costs what it returns. Ids are drawn at
+ * insert and seen at commit, as the history's (inspector/id-tail.ts).
  */
-const COLUMNS = 'j.id::text as id, j.queue, j.state, j.created_at';
+const columns = (s: SqlSchema) => `n.id::text as id, n.queue, ${createdState('n')} as state, n.created_at`;
 
 export const JOBS_AFTER = defineStatement(
   'list_new_jobs_after',
-  (s) => `select ${COLUMNS} from ${s.quoted}.jobs j where j.id > $1 order by j.id limit $2`,
+  (s) => `
+select ${columns(s)}
+from (select j.id, j.queue, j.state, j.created_at from ${s.quoted}.jobs j where j.id > $1 order by j.id limit $2) n
+${firstRow(s, 'n.id')}
+order by n.id
+`,
 );
 
 export const NEWEST_JOBS = defineStatement(
   'list_newest_jobs',
   (s) => `
-select id, queue, state, created_at
-from (select ${COLUMNS}, j.id as seq from ${s.quoted}.jobs j order by j.id desc limit $1) newest
-order by seq
+select ${columns(s)}
+from (select j.id, j.queue, j.state, j.created_at from ${s.quoted}.jobs j order by j.id desc limit $1) n
+${firstRow(s, 'n.id')}
+order by n.id
 `,
 );
 
