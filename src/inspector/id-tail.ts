@@ -57,12 +57,14 @@ export class IdTail<Row> {
     }
   }
 
-  /** Moves the cursor to `id`, remembering the ids it skipped. */
+  /** Moves the cursor to `id`, remembering the ids it skipped: the nearest below `id` first,
+   *  as those are the ones drawn lately that may still commit; a wide gap's far end (ids of
+   *  rows pruned, or never written) is left unwatched once MAX_HOLES are. */
   #advance(id: bigint): void {
     const cursor = this.#cursor!;
     if (id <= cursor) return;
     const now = Date.now();
-    for (let missing = cursor + 1n; missing < id && this.#holes.size < MAX_HOLES; missing++) this.#holes.set(missing, now);
+    for (let missing = id - 1n; missing > cursor && this.#holes.size < MAX_HOLES; missing--) this.#holes.set(missing, now);
     this.#cursor = id;
   }
 
