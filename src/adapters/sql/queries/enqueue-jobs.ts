@@ -59,8 +59,7 @@ export async function enqueueJobs(
   if (isFairEnqueue(params.jobs)) return asPayloadError(() => enqueueFairJobs(ctx, params));
   if (isKeyedEnqueue(params.jobs)) return asPayloadError(() => enqueueKeyedJobs(ctx, params));
   if (params.jobs.every((job) => job.uniqueKey == null)) {
-    const input = JSON.stringify(params.jobs.map((job, i) => toInput(i, job)));
-    return asPayloadError(() => enqueueNewJobs(ctx, { jobs: params.jobs, input, client: params.client }));
+    return asPayloadError(() => enqueueNewJobs(ctx, params));
   }
   const results: (EnqueueResult | undefined)[] = new Array(params.jobs.length);
   let missing = params.jobs.map((_, i) => i);

@@ -3,10 +3,11 @@ import { insertedJobRecord, type InsertedJobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import type { SqlSchema } from '../sql-schema.js';
 import { defineStatement, NOW } from '../statement.js';
+import { COLUMNS_INPUT, toColumns } from './enqueue-input.js';
 
 /**
  * The CTEs every enqueue statement starts with, the input as one jsonb array of objects as
- * `toInput` (enqueue-input.ts) makes them:
+ * `toInput` (enqueue-input.ts) makes them, or as `input` gives it (the same columns):
  * - `numbered`: ids drawn in input order before the insert, so each inserted row maps back
  *   to its input (by id order, or by id when some inputs are not inserted); and each job's
  *   times by the store's clock: `due` (runAt, now + runIn, or now) and `expiry` (expiresAt or
@@ -23,14 +24,9 @@ import { defineStatement, NOW } from '../statement.js';
  *   it happens only if it commits.
  * No history row: a job's creation is read from its row (created_at; migration 0032).
  */
-export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string, returning = '*'): string {
+export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string, returning = '*', input = jsonbInput(ranked !== undefined)): string {
   return `
-with input as (
-  select * from jsonb_to_recordset($2::jsonb) as x(
-    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, run_in_ms float8,
-    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, expires_in_ms float8,
-    trace_context jsonb${ranked ? ', tenant text, weight float8' : ''})
-),
+with input as (${input}),
 numbered as (
   select nextval('${s.quoted}.jobs_id_seq') as id, x.*,
     coalesce(x.run_at, ${NOW} + x.run_in_ms * interval '1 millisecond', ${NOW}) as due,
@@ -62,28 +58,39 @@ notified as (
  * id order are the inputs in order. It answers only what the database decided (the id, the
  * times, the payload and trace context as stored); the rest of each record is the input's,
  * which the row holds as given (insertedJobRecord). Times come as epoch milliseconds: a
- * timestamptz's text and its parse cost more than the rest of a job's enqueue in Node.
+ * timestamptz's text and its parse cost more than the rest of a job's enqueue in Node. The
+ * jobs come as one JSON array a column (`toColumns`, enqueue-input.ts).
  */
 const ENQUEUE_NEW_JOBS = defineStatement(
   'enqueue_new_jobs',
-  (s) => `${insertJobsCtes(s, '', undefined, 'id, queue, payload, trace_context, created_at, run_at, expires_at')}
+  (s) => `${insertJobsCtes(s, '', undefined, 'id, queue, payload, trace_context, created_at, run_at, expires_at', COLUMNS_INPUT)}
 select j.id::text as id, j.payload, j.trace_context,
   ${epochMs('j.created_at')} as created_ms, ${epochMs('j.run_at')} as run_ms, ${epochMs('j.expires_at')} as expires_ms
 from inserted j cross join notified order by j.id
 `,
 );
 
+/** The `input` CTE from $2, one jsonb array of objects as `toInput` makes them; with each
+ *  job's `tenant` and `weight` for a fair queue. */
+function jsonbInput(ranked: boolean): string {
+  return `
+  select * from jsonb_to_recordset($2::jsonb) as x(
+    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, run_in_ms float8,
+    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, expires_in_ms float8,
+    trace_context jsonb${ranked ? ', tenant text, weight float8' : ''})
+`;
+}
+
 /** A time the statement wrote (years 1 to 9999) as the milliseconds a Date holds of it. */
 function epochMs(column: string): string {
   return `floor(extract(epoch from ${column}) * 1000)::float8`;
 }
 
-/** `input` is `jobs` as enqueue_jobs builds it (one object per job, `i` its position), as JSON. */
 export async function enqueueNewJobs(
   ctx: SqlContext,
-  params: { jobs: readonly EnqueueJob[]; input: string; client?: SqlClient },
+  params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
-  const values = [ctx.now(), params.input];
+  const values = [ctx.now(), ...toColumns(params.jobs)];
   const rows = await ctx.run<InsertedJobRow>(ENQUEUE_NEW_JOBS, values, params.client);
   if (rows.length !== params.jobs.length) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.jobs.length} jobs`);
   return rows.map((row, i) => ({ job: insertedJobRecord(params.jobs[i]!, row), created: true }));

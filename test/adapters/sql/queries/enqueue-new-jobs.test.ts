@@ -41,4 +41,27 @@ describeEachStore('a bulk enqueue answers the records getJob reads back', (testS
     expect(results[2]!.job.runAt.getTime() - results[2]!.job.createdAt.getTime()).toBe(1_234);
     expect(results[2]!.job.expiresAt!.getTime() - results[2]!.job.createdAt.getTime()).toBe(60_001);
   });
+
+  it('strings an array literal would quote, and options one job gives and the rest do not', async () => {
+    // The jobs travel as one JSON array a column, each value read back from it on its own:
+    // quotes, backslashes, braces, commas, the word NULL and blanks must come back as given,
+    // and a column only some jobs give must be null for the others.
+    const awkward = ['a"b', 'back\\slash\\', '{x,y}', 'NULL', 'null', '', ' padded ', 'comma,', 'zwölf 🎉', "it's"];
+    const jobs: EnqueueJob[] = awkward.map((s, i) => ({
+      queue: 'enq-awkward',
+      kind: 'k',
+      maxAttempts: 2,
+      payload: { s, nested: [s, { [s]: s }] },
+      ...(i % 3 === 0 ? { concurrencyKey: s } : {}),
+      ...(i === 4 ? { traceContext: { traceparent: s } } : {}),
+    }));
+    const results = await store.enqueueJobs({ jobs });
+    for (const [i, result] of results.entries()) {
+      const read = await store.getJob({ id: result.job.id });
+      expect(read!.payload, `job ${i}`).toEqual(jobs[i]!.payload);
+      expect(read!.concurrencyKey, `job ${i}`).toBe(i % 3 === 0 ? awkward[i] : null);
+      expect(read!.traceContext, `job ${i}`).toEqual(i === 4 ? { traceparent: awkward[i] } : null);
+      expect(result.job, `job ${i}`).toEqual(read);
+    }
+  });
 });
