@@ -1,11 +1,12 @@
 import type { EnqueueJob } from '../../store.js';
 
-/** One job of an enqueue as the enqueue statements read it (jsonb_to_recordset's columns;
- *  enqueue-new-jobs.ts resolves its times), `i` its place in the call. Shared by every
- *  statement that inserts jobs: plain, keyed, scheduled, a flow's and a waiting job's children.
+/** One job of an enqueue as the statements that take a jsonb document read it
+ *  (jsonb_to_recordset's columns; enqueue-new-jobs.ts resolves its times), `i` its place in
+ *  the call: a fair queue's, a replacing or debounced key's, a schedule's, a flow's and a
+ *  waiting job's children. Plain and unique-key calls send `toColumns` instead.
  *  An option not given is left out (`undefined` is not written as JSON), not written as null:
- *  every reader takes a missing key as null, and the server parses the array text twice (to
- *  jsonb, then to records), which for a bulk enqueue was half its size in nulls. */
+ *  every reader takes a missing key as null, and the server parses the whole text (to jsonb,
+ *  then to records), which for a call of many jobs was half nulls. */
 export function toInput(i: number, job: EnqueueJob) {
   return {
     i,
@@ -42,35 +43,39 @@ const COLUMNS = [
 ] as const satisfies readonly (readonly [string, 'text' | 'json', (job: EnqueueJob) => unknown])[];
 
 /**
- * The jobs of an enqueue as one JSON array a column ($2-$13 of `COLUMNS_INPUT`), each job's
- * value at its place in the call (null where it gives none; a Date as its ISO text); a column
- * no job gives is null, not an array of nulls.
+ * The jobs of an enqueue as one JSON array a column ($2-$14 of `COLUMNS_INPUT`): first `at`,
+ * each job's place in the call (`i`, by which an answer maps back to its input), then each
+ * job's value of every column of `COLUMNS` (null where it gives none; a Date as its ISO
+ * text). A column no job gives is null, not an array of nulls.
  */
-export function toColumns(jobs: readonly EnqueueJob[]): (string | null)[] {
-  return COLUMNS.map(([, , value]) => {
-    let given = false;
-    const column = jobs.map((job) => {
-      const v = value(job);
-      if (v === undefined) return null;
-      given = true;
-      return v;
-    });
-    return given ? JSON.stringify(column) : null;
-  });
+export function toColumns(jobs: readonly EnqueueJob[], at: readonly number[]): (string | null)[] {
+  return [
+    JSON.stringify(at),
+    ...COLUMNS.map(([, , value]) => {
+      let given = false;
+      const column = jobs.map((job) => {
+        const v = value(job);
+        if (v === undefined) return null;
+        given = true;
+        return v;
+      });
+      return given ? JSON.stringify(column) : null;
+    }),
+  ];
 }
 
 /**
- * insertJobsCtes' `input` from the arrays of `toColumns`: each job's row with its place
- * (`i`, from 1). One JSON array a column, not one jsonb document of objects: the server parses
- * a jsonb document into a tree it holds whole until the statement ends (about 55 MB of fresh
- * memory for 20,000 small jobs, most of a new connection's time in the call), where
- * `json_array_elements` only scans the text and each value is parsed a row at a time.
+ * insertJobsCtes' `input` from the arrays of `toColumns`, a row a job. One JSON array a column,
+ * not one jsonb document of objects: the server parses a jsonb document into a tree it holds
+ * whole until the statement ends (about 55 MB of fresh memory for 20,000 small jobs, most of
+ * a new connection's time in the call), where `json_array_elements` only scans the text and
+ * each value is parsed a row at a time.
  */
 export const COLUMNS_INPUT = `
-  select i::int, queue, kind, payload::jsonb as payload, priority::int as priority, run_at::timestamptz as run_at,
+  select i::int as i, queue, kind, payload::jsonb as payload, priority::int as priority, run_at::timestamptz as run_at,
     run_in_ms::float8 as run_in_ms, max_attempts::int as max_attempts, unique_key, concurrency_key,
     expires_at::timestamptz as expires_at, expires_in_ms::float8 as expires_in_ms,
     case when json_typeof(trace_context) = 'object' then trace_context::jsonb end as trace_context
-  from rows from (${COLUMNS.map(([, kind], n) => `json_array_elements${kind === 'text' ? '_text' : ''}($${n + 2}::json)`).join(', ')})
-    with ordinality as x(${COLUMNS.map(([name]) => name).join(', ')}, i)
+  from rows from (json_array_elements_text($2::json), ${COLUMNS.map(([, kind], n) => `json_array_elements${kind === 'text' ? '_text' : ''}($${n + 3}::json)`).join(', ')})
+    as x(i, ${COLUMNS.map(([name]) => name).join(', ')})
 `;

@@ -4,7 +4,7 @@ import { jobColumns, toJobRecord } from '../job-row.js';
 import type { JobRow } from '../job-row.js';
 import type { SqlContext } from '../sql-context.js';
 import { defineStatement } from '../statement.js';
-import { toInput } from './enqueue-input.js';
+import { COLUMNS_INPUT, toColumns } from './enqueue-input.js';
 import { enqueueFairJobs, isFairEnqueue } from './enqueue-fair-jobs.js';
 import { enqueueKeyedJobs, isKeyedEnqueue } from './enqueue-keyed-jobs.js';
 import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
@@ -25,6 +25,9 @@ const ENQUEUE_JOBS = defineStatement(
     `on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing`,
+    undefined,
+    '*',
+    COLUMNS_INPUT,
   )},
 found as (
   select n.i, x.id is not null as created, coalesce(x.id, d.id, e.id) as id
@@ -64,8 +67,8 @@ export async function enqueueJobs(
   const results: (EnqueueResult | undefined)[] = new Array(params.jobs.length);
   let missing = params.jobs.map((_, i) => i);
   for (let round = 0; round < MAX_ROUNDS && missing.length > 0; round++) {
-    const input = missing.map((i) => toInput(i, params.jobs[i]!));
-    const rows = await runEnqueue(ctx, JSON.stringify(input), params.client);
+    const columns = toColumns(missing.map((i) => params.jobs[i]!), missing);
+    const rows = await runEnqueue(ctx, columns, params.client);
     for (const row of rows) results[row.i] = { job: toJobRecord(row), created: row.created };
     missing = missing.filter((i) => results[i] === undefined);
   }
@@ -77,11 +80,11 @@ export async function enqueueJobs(
 
 async function runEnqueue(
   ctx: SqlContext,
-  input: string,
+  columns: (string | null)[],
   client: SqlClient | undefined,
 ): Promise<(JobRow & { i: number; created: boolean })[]> {
   return asPayloadError(async () => {
-    return ctx.run(ENQUEUE_JOBS, [ctx.now(), input], client);
+    return ctx.run(ENQUEUE_JOBS, [ctx.now(), ...columns], client);
   });
 }
 

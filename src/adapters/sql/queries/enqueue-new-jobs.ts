@@ -90,7 +90,7 @@ export async function enqueueNewJobs(
   ctx: SqlContext,
   params: { jobs: readonly EnqueueJob[]; client?: SqlClient },
 ): Promise<EnqueueResult[]> {
-  const values = [ctx.now(), ...toColumns(params.jobs)];
+  const values = [ctx.now(), ...toColumns(params.jobs, params.jobs.map((_, i) => i))];
   const rows = await ctx.run<InsertedJobRow>(ENQUEUE_NEW_JOBS, values, params.client);
   if (rows.length !== params.jobs.length) throw new Error(`enqueue_new_jobs inserted ${rows.length} rows for ${params.jobs.length} jobs`);
   return rows.map((row, i) => ({ job: insertedJobRecord(params.jobs[i]!, row), created: true }));
