@@ -1,3 +1,4 @@
+import { InvalidPayloadError } from '../../../errors.js';
 import type { EnqueueJob } from '../../store.js';
 
 /** One job of an enqueue as the statements that take a jsonb document read it
@@ -59,9 +60,23 @@ export function toColumns(jobs: readonly EnqueueJob[], at: readonly number[]): (
         given = true;
         return v;
       });
-      return given ? JSON.stringify(column) : null;
+      return given ? columnText(column) : null;
     }),
   ];
+}
+
+/** A column as JSON text; a call too large for one string (V8's cap, about 512 MB) is refused
+ *  as a payload error before anything is sent. */
+function columnText(column: unknown[]): string {
+  try {
+    return JSON.stringify(column);
+  } catch (error) {
+    if (!(error instanceof RangeError) || !/Invalid string length/.test(error.message)) throw error;
+    throw new InvalidPayloadError(
+      `the ${column.length} jobs of this call come to more than one statement can carry (a JavaScript string of about 512 MB): enqueue them in smaller calls`,
+      { cause: error },
+    );
+  }
 }
 
 /**
