@@ -50,9 +50,18 @@ ranked as (
   join tenant_ranks r on r.queue = p.queue and r.tenant is not distinct from p.tenant
 ),`;
 
+/** The `input` CTE from $2, one jsonb array of objects as `toInput` makes them, with each
+ *  job's `tenant` and `weight`. */
+const FAIR_INPUT = `
+  select * from jsonb_to_recordset($2::jsonb) as x(
+    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, run_in_ms float8,
+    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, expires_in_ms float8,
+    trace_context jsonb, tenant text, weight float8)
+`;
+
 const ENQUEUE_FAIR_JOBS = defineStatement(
   'enqueue_fair_jobs',
-  (s) => `${insertJobsCtes(s, '', RANKED(s.quoted))}
+  (s) => `${insertJobsCtes(s, { input: FAIR_INPUT, ranked: RANKED(s.quoted) })}
 select ${jobColumns('j', s, 'none')} from inserted j cross join notified order by j.id
 `,
 );

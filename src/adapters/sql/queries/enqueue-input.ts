@@ -1,33 +1,8 @@
 import { InvalidPayloadError } from '../../../errors.js';
 import type { EnqueueJob } from '../../store.js';
 
-/** One job of an enqueue as the statements that take a jsonb document read it
- *  (jsonb_to_recordset's columns; enqueue-new-jobs.ts resolves its times), `i` its place in
- *  the call: a fair queue's, a replacing or debounced key's, a schedule's, a flow's and a
- *  waiting job's children. Plain and unique-key calls send `toColumns` instead.
- *  An option not given is left out (`undefined` is not written as JSON), not written as null:
- *  every reader takes a missing key as null, and the server parses the whole text (to jsonb,
- *  then to records), which for a call of many jobs was half nulls. */
-export function toInput(i: number, job: EnqueueJob) {
-  return {
-    i,
-    queue: job.queue,
-    kind: job.kind,
-    payload: job.payload === undefined ? {} : job.payload,
-    priority: job.priority,
-    run_at: job.runAt,
-    run_in_ms: job.runIn,
-    max_attempts: job.maxAttempts,
-    unique_key: job.uniqueKey ?? undefined,
-    concurrency_key: job.concurrencyKey ?? undefined,
-    expires_at: job.expiresAt ?? undefined,
-    expires_in_ms: job.expiresIn,
-    trace_context: job.traceContext ?? undefined,
-  };
-}
-
-/** The columns of `toInput` read by `COLUMNS_INPUT`, in its order: each job's value (undefined:
- *  not given), and whether the column is JSON (read whole) or text (read as its string). */
+/** A job's input columns, in `COLUMNS_INPUT`'s order: each its value (undefined: not given),
+ *  and whether the column is JSON (read whole) or text (read as its string). */
 const COLUMNS = [
   ['queue', 'text', (job) => job.queue],
   ['kind', 'text', (job) => job.kind],
@@ -42,6 +17,19 @@ const COLUMNS = [
   ['expires_in_ms', 'text', (job) => job.expiresIn],
   ['trace_context', 'json', (job) => job.traceContext ?? undefined],
 ] as const satisfies readonly (readonly [string, 'text' | 'json', (job: EnqueueJob) => unknown])[];
+
+/** One job of an enqueue as the statements that take a jsonb document read it
+ *  (jsonb_to_recordset's columns; enqueue-new-jobs.ts resolves its times), `i` its place in
+ *  the call: a fair queue's, a replacing or debounced key's, a schedule's, a flow's and a
+ *  waiting job's children. Plain and unique-key calls send `toColumns` instead.
+ *  An option not given is left out (`undefined` is not written as JSON), not written as null:
+ *  every reader takes a missing key as null, and the server parses the whole text (to jsonb,
+ *  then to records), which for a call of many jobs was half nulls. */
+export function toInput(i: number, job: EnqueueJob): Record<string, unknown> {
+  const input: Record<string, unknown> = { i };
+  for (const [name, , value] of COLUMNS) input[name] = value(job);
+  return input;
+}
 
 /**
  * The jobs of an enqueue as one JSON array a column ($2-$14 of `COLUMNS_INPUT`): first `at`,

@@ -20,15 +20,12 @@ import { enqueueNewJobs, insertJobsCtes } from './enqueue-new-jobs.js';
  */
 const ENQUEUE_JOBS = defineStatement(
   'enqueue_jobs',
-  (s) => `${insertJobsCtes(
-    s,
-    `on conflict (queue, unique_key)
+  (s) => `${insertJobsCtes(s, {
+    input: COLUMNS_INPUT,
+    onConflict: `on conflict (queue, unique_key)
     where unique_key is not null and state in ('pending', 'retrying', 'running', 'sleeping')
     do nothing`,
-    undefined,
-    '*',
-    COLUMNS_INPUT,
-  )},
+  })},
 found as (
   select n.i, x.id is not null as created, coalesce(x.id, d.id, e.id) as id
   from numbered n

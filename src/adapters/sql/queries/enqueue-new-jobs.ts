@@ -6,8 +6,8 @@ import { defineStatement, NOW } from '../statement.js';
 import { COLUMNS_INPUT, toColumns } from './enqueue-input.js';
 
 /**
- * The CTEs every enqueue statement starts with, the input as one jsonb array of objects as
- * `toInput` (enqueue-input.ts) makes them, or as `input` gives it (the same columns):
+ * The CTEs every enqueue statement starts with, from `input`: a select of each job's columns
+ * as `toInput` names them (enqueue-input.ts; `COLUMNS_INPUT` or a jsonb document's records):
  * - `numbered`: ids drawn in input order before the insert, so each inserted row maps back
  *   to its input (by id order, or by id when some inputs are not inserted); and each job's
  *   times by the store's clock: `due` (runAt, now + runIn, or now) and `expiry` (expiresAt or
@@ -24,7 +24,10 @@ import { COLUMNS_INPUT, toColumns } from './enqueue-input.js';
  *   it happens only if it commits.
  * No history row: a job's creation is read from its row (created_at; migration 0032).
  */
-export function insertJobsCtes(s: SqlSchema, onConflict: string, ranked?: string, returning = '*', input = jsonbInput(ranked !== undefined)): string {
+export function insertJobsCtes(
+  s: SqlSchema,
+  { input, onConflict = '', ranked, returning = '*' }: { input: string; onConflict?: string; ranked?: string; returning?: string },
+): string {
   return `
 with input as (${input}),
 numbered as (
@@ -63,23 +66,12 @@ notified as (
  */
 const ENQUEUE_NEW_JOBS = defineStatement(
   'enqueue_new_jobs',
-  (s) => `${insertJobsCtes(s, '', undefined, 'id, queue, payload, trace_context, created_at, run_at, expires_at', COLUMNS_INPUT)}
+  (s) => `${insertJobsCtes(s, { input: COLUMNS_INPUT, returning: 'id, queue, payload, trace_context, created_at, run_at, expires_at' })}
 select j.id::text as id, j.payload, j.trace_context,
   ${epochMs('j.created_at')} as created_ms, ${epochMs('j.run_at')} as run_ms, ${epochMs('j.expires_at')} as expires_ms
 from inserted j cross join notified order by j.id
 `,
 );
-
-/** The `input` CTE from $2, one jsonb array of objects as `toInput` makes them; with each
- *  job's `tenant` and `weight` for a fair queue. */
-function jsonbInput(ranked: boolean): string {
-  return `
-  select * from jsonb_to_recordset($2::jsonb) as x(
-    i int, queue text, kind text, payload jsonb, priority int, run_at timestamptz, run_in_ms float8,
-    max_attempts int, unique_key text, concurrency_key text, expires_at timestamptz, expires_in_ms float8,
-    trace_context jsonb${ranked ? ', tenant text, weight float8' : ''})
-`;
-}
 
 /** A time the statement wrote (years 1 to 9999) as the milliseconds a Date holds of it. */
 function epochMs(column: string): string {

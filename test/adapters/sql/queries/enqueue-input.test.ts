@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidPayloadError } from '../../../../src/errors.js';
 import type { EnqueueJob } from '../../../../src/adapters/store.js';
-import { toColumns } from '../../../../src/adapters/sql/queries/enqueue-input.js';
+import { toColumns, toInput } from '../../../../src/adapters/sql/queries/enqueue-input.js';
 
 const base = { queue: 'q', kind: 'k', maxAttempts: 3 };
 
@@ -37,5 +37,13 @@ describe('toColumns: the jobs of an enqueue as one JSON array a column', () => {
   it('lets any other error of a payload through as it is', () => {
     const deep = { toJSON: () => { throw new RangeError('Maximum call stack size exceeded'); } };
     expect(() => toColumns([{ ...base, payload: deep }], [0])).toThrow(new RangeError('Maximum call stack size exceeded'));
+  });
+
+  it('toInput: the same columns as one object a job, options not given left out', () => {
+    const runAt = new Date(Date.UTC(2030, 0, 2));
+    expect(JSON.stringify(toInput(2, { ...base, payload: undefined }))).toBe('{"i":2,"queue":"q","kind":"k","payload":{},"max_attempts":3}');
+    expect(JSON.stringify(toInput(0, { ...base, payload: [1], runAt, uniqueKey: null, concurrencyKey: 'c' }))).toBe(
+      `{"i":0,"queue":"q","kind":"k","payload":[1],"run_at":"${runAt.toISOString()}","max_attempts":3,"concurrency_key":"c"}`,
+    );
   });
 });
