@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as JobMachineModule from '../../src/machines/job-machine.js';
+import type * as WakeTimerModule from '../../src/supervisor/wake-timer.js';
 import type * as Xstate from 'xstate';
 import type { RunResult, RunSpec } from './run-spec.js';
 
@@ -23,6 +24,12 @@ const WARMUP = 2_000;
 export async function actorFloor(spec: RunSpec): Promise<RunResult> {
   const load = (path: string) => import(pathToFileURL(join(spec.jobvisorRoot, path)).href);
   const { jobMachine } = (await load('src/machines/job-machine.ts')) as typeof JobMachineModule;
+  // The supervisor's one timer that job actors ask to wake them (a checkout before it has none:
+  // its actors set XState timers of their own and never ask).
+  const wakes = await load('src/supervisor/wake-timer.ts').then(
+    (m: typeof WakeTimerModule) => new m.WakeTimer({ now: () => Date.now() }),
+    () => undefined,
+  );
   // The xstate the job machine was built with, so both actors run the same copy.
   const xstatePath = createRequire(join(spec.jobvisorRoot, 'package.json')).resolve('xstate');
   const { createActor, createMachine } = (await import(pathToFileURL(xstatePath).href)) as typeof Xstate;
@@ -34,6 +41,7 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
     writeOutcome: async () => true,
     renewLease: async () => true,
     freeSlot: () => {},
+    wakeAt: (actor: JobMachineModule.WakeTarget, event: JobMachineModule.WakeEvent, at: number) => wakes!.wakeAt(actor, event, at),
     now: () => Date.now(),
     backoffMs: () => 1_000,
     suspend: async () => ({ answer: 'lost' as const }),
@@ -43,7 +51,8 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
       const actor = createActor(jobMachine, {
         input: { job: claimedJob(i), ports, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs, expiresAtMs: null },
       });
-      actor.subscribe({ complete: () => resolve() });
+      // As the supervisor does when the job's slot frees.
+      actor.subscribe({ complete: () => (wakes?.drop(actor), resolve()) });
       actor.start();
     });
 
@@ -70,7 +79,7 @@ export async function actorFloor(spec: RunSpec): Promise<RunResult> {
       input: { job: claimedJob(i), ports: runningPorts, policy, hasHandler: true, waitForStart: false, leaseValidUntil: Date.now() + policy.leaseMs, expiresAtMs: null },
     });
     actor.start();
-    return actor;
+    return { stop: () => (actor.stop(), wakes?.drop(actor)) };
   };
   const runningMinimalActor = () => {
     const actor = createActor(minimal);

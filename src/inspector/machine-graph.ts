@@ -12,9 +12,9 @@ export type TransitionKind = 'event' | 'after' | 'always' | 'done' | 'error';
 
 export interface TransitionInfo {
   kind: TransitionKind;
-  /** The XState event type, e.g. `job.start`, `xstate.after.deadline.job.running`; '' for always. */
+  /** The XState event type, e.g. `job.start`, `xstate.after.writeRetry.job.completing.retryWait`; '' for always. */
   eventType: string;
-  /** Short, for a diagram: `job.start`, `after deadline`, `always`, `done claim`. */
+  /** Short, for a diagram: `job.start`, `after writeRetry`, `always`, `done claim`. */
   label: string;
   /** e.g. `hasDeadline && attemptsLeft`; null when unguarded. */
   guard: string | null;

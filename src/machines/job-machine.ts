@@ -19,7 +19,11 @@
  *
  * Cost matters (see NOTES.md): no invoked children. The handler, lease renewals and writes
  * are plain promises started by actions that send their answer back as events, and the
- * writes go through the supervisor's batched writer. A write is its own state, left only
+ * writes go through the supervisor's batched writer. No delayed events of XState's either for
+ * the lease and the deadline: the actor asks the supervisor's one timer to wake it
+ * (`ports.wakeAt`), which sends `lease.beat` and `attempt.deadline` (XState's scheduler keys
+ * every timer by a string unique to the actor, and V8 makes a hidden class of each: about
+ * half of a job actor's CPU, bench/optimisations.md row 23). A write is its own state, left only
  * when the store has answered, so a deadline cannot interrupt it and the actor is final
  * only once the row says so. A write the store rejected for its lease ends in `lost`.
  *
@@ -44,16 +48,29 @@ export interface JobPorts {
   /** Starts the handler; `abort.signal` is its AbortSignal, made on first use. A plain value
    *  or a throw (a synchronous handler) counts as its promise would. */
   runHandler(job: ClaimedJob, attempt: AttemptHandle): unknown;
+  /** Sends `{ type: event }` to `actor` once `now()` reaches `at`; asked again for the same
+   *  event, the later ask replaces the earlier; `at` Infinity drops it. Every ask of a job is
+   *  dropped once its slot is free (`freeSlot`). */
+  wakeAt(actor: WakeTarget, event: WakeEvent, at: number): void;
   writeOutcome(outcome: JobOutcome): Promise<boolean>;
   renewLease(lease: Lease): Promise<boolean>;
   /** A sleep or signal wait, fenced by the lease (docs/durable-jobs.md). */
   suspend(request: SuspendRequest): Promise<SuspendAnswer>;
   /** The job's handler slot is free: called when the actor leaves `claimed` or `running` for
-   *  a write or `lost`. The write that follows holds no concurrency slot. */
+   *  a write or `lost`. The write that follows holds no concurrency slot, and no wake the
+   *  actor asked for comes any more. */
   freeSlot(job: ClaimedJob): void;
   now(): number;
   /** Delay before the next attempt after `attempt` failed. */
   backoffMs(attempt: number): number;
+}
+
+/** The events the supervisor's timer sends when an actor asked for them (`wakeAt`). */
+export type WakeEvent = 'lease.beat' | 'attempt.deadline';
+
+/** What `wakeAt` sends to: the job actor itself. */
+export interface WakeTarget {
+  send(event: { type: WakeEvent }): void;
 }
 
 /** A queue's timing, shared by all of its job actors. */
@@ -100,6 +117,10 @@ export interface JobMachineContext extends JobMachineInput {
 
 export type JobMachineEvent =
   | { type: 'job.start' }
+  /** The next lease renewal is due, or the lease's end came first (asked with `wakeAt`). */
+  | { type: 'lease.beat' }
+  /** The attempt's deadline came (asked with `wakeAt` when the attempt started). */
+  | { type: 'attempt.deadline' }
   | { type: 'handler.resolved'; result: unknown }
   /** The handler returned `continueAfter(children)` (src/flows). */
   | { type: 'handler.continue'; children: readonly ChildJob[] }
@@ -177,6 +198,7 @@ function writeState(target: Exclude<JobActorFinalState, 'lost'>) {
     states: {
       waiting: {},
       retryWait: {
+        // The only delayed event of XState's left: a write that threw is rare.
         after: {
           writeRetry: [
             { guard: 'leaseLapsed' as const, target: '#job.lost', actions: 'setWriteLost' as const },
@@ -195,12 +217,6 @@ export const jobMachine = setup({
     input: {} as JobMachineInput,
   },
   delays: {
-    heartbeat: ({ context }) => context.policy.heartbeatMs,
-    // The next renewal, or the lease's end if that comes first: a lease that lapses between
-    // two heartbeats (renewals failing, a heartbeat that does not divide the lease) is given
-    // up when it lapses, not at the next heartbeat.
-    beatOrLapse: ({ context }) => Math.max(0, Math.min(context.nextBeatAt, context.leaseValidUntil) - context.ports.now()),
-    deadline: ({ context }) => context.policy.deadlineMs,
     writeRetry: ({ context }) => context.policy.writeRetryMs,
   },
   guards: {
@@ -251,6 +267,8 @@ export const jobMachine = setup({
     // After the set… action that says why: the signal's reason carries the same code.
     abortHandler: ({ context }) => context.abort.abort(new JobAbortedError(context.error!.code, context.error!.message)),
     scheduleBeat: assign({ nextBeatAt: ({ context }) => context.ports.now() + context.policy.heartbeatMs }),
+    // The supervisor's timer wakes the actor (params, so that a model reads what was asked).
+    wakeAt: ({ context, self }, params: { event: WakeEvent; at: number }) => context.ports.wakeAt(self, params.event, params.at),
     freeSlot: ({ context }) => context.ports.freeSlot(context.job),
     renewLease: ({ context, self }) => {
       const sentAt = context.ports.now();
@@ -388,14 +406,14 @@ export const jobMachine = setup({
         { guard: and(['startsAtOnce', 'hasHandler']), target: 'running' },
         { guard: 'startsAtOnce', target: 'skipping', actions: ['freeSlot', 'setSkipped'] },
       ],
-      // A job claimed ahead of a free slot keeps its lease while it waits.
-      after: {
-        heartbeat: [
+      // A job claimed ahead of a free slot keeps its lease while it waits: renewed every
+      // heartbeat.
+      entry: { type: 'wakeAt', params: ({ context }) => ({ event: 'lease.beat', at: context.ports.now() + context.policy.heartbeatMs }) },
+      on: {
+        'lease.beat': [
           { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
           { target: 'claimed', reenter: true, actions: 'renewLease' },
         ],
-      },
-      on: {
         'job.start': [
           { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
           { guard: 'hasHandler', target: 'running' },
@@ -411,26 +429,35 @@ export const jobMachine = setup({
       },
     },
     running: {
-      entry: ['scheduleBeat', 'startHandler'],
+      entry: [
+        'scheduleBeat',
+        'startHandler',
+        { type: 'wakeAt', params: ({ context }) => ({ event: 'attempt.deadline', at: context.policy.deadlineMs > 0 ? context.ports.now() + context.policy.deadlineMs : Infinity }) },
+      ],
       exit: ['freeSlot', 'dropSuspend'],
       initial: 'working',
       states: {
         // Re-entering `working` restarts only its own timer, not the deadline on `running`.
         working: {
-          after: {
-            beatOrLapse: [
+          // The next renewal, or the lease's end if that comes first: a lease that lapses
+          // between two heartbeats (renewals failing, a heartbeat that does not divide the
+          // lease) is given up when it lapses, not at the next heartbeat.
+          entry: { type: 'wakeAt', params: ({ context }) => ({ event: 'lease.beat', at: Math.min(context.nextBeatAt, context.leaseValidUntil) }) },
+          on: {
+            'lease.beat': [
               { guard: 'leaseLapsed', target: '#job.lost', actions: ['setLost', 'abortHandler'] },
               { guard: 'beatDue', target: 'working', reenter: true, actions: ['renewLease', 'scheduleBeat'] },
               // Woken at the lease's old end, which a renewal has pushed on since.
               { target: 'working', reenter: true },
             ],
+            'handler.suspend': { target: 'suspending', actions: 'suspend' },
           },
-          on: { 'handler.suspend': { target: 'suspending', actions: 'suspend' } },
         },
         // The handler sleeps or waits for a signal: the store's answer decides. The lease is
         // not renewed meanwhile (one statement); the deadline still holds, and a write that
         // it forces is fenced like any other (a sleep that landed first makes it `lost`).
         suspending: {
+          entry: { type: 'wakeAt', params: { event: 'lease.beat', at: Infinity } },
           on: {
             'suspend.done': [
               { guard: { type: 'suspendAnswered', params: 'sleeping' }, target: '#job.sleeping', actions: ['setSlept', 'abortHandler'] },
@@ -442,15 +469,13 @@ export const jobMachine = setup({
           },
         },
       },
-      after: {
-        deadline: [
-          // Overdue after a busy event loop, it may fire before the lease's own timer.
+      on: {
+        'attempt.deadline': [
+          // Overdue after a busy event loop, it may come before the lease's own beat.
           { guard: and(['hasDeadline', 'leaseLapsed']), target: 'lost', actions: ['setLapsed', 'abortHandler'] },
           { guard: and(['hasDeadline', 'mayRunAgain']), target: 'failing', actions: ['setDeadlineRetry', 'abortHandler'] },
           { guard: 'hasDeadline', target: 'dying', actions: ['setDeadlineDead', 'abortHandler'] },
         ],
-      },
-      on: {
         'handler.resolved': { target: 'completing', actions: 'setCompleted' },
         'handler.continue': { target: 'suspending', actions: 'setWaiting' },
         // The sender judged it late (answeredLate): past the lease, nothing may be written;

@@ -21,6 +21,7 @@ import { currentAttempt, runAsAttempt } from './handler-scope.js';
 import type { ProgressWriter } from './progress-writer.js';
 import type { SupervisorEvent } from './supervisor-machine.js';
 import { startTimer, type TimerClock } from './timer.js';
+import { WakeTimer } from './wake-timer.js';
 
 type JobActor = Actor<typeof jobMachine>;
 type Tracer = ConstructorParameters<typeof AttemptSpan>[0];
@@ -120,6 +121,8 @@ export class JobRuntime {
   /** Which queue's held jobs `pump` asks first: the one after the queue that started last. */
   private nextTurn = 0;
   private readonly runtimes = new Map<string, QueueRuntime>();
+  /** Every job actor's lease beats and deadline: one timer. */
+  private readonly wakes: WakeTimer;
   private slotsFreedPending = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
   private readonly keysFreed = new Set<string>();
@@ -132,6 +135,7 @@ export class JobRuntime {
   constructor(private readonly options: JobRuntimeOptions) {
     for (const name of options.queues.keys()) this.waiting.set(name, []);
     this.lines = [...this.waiting.values()];
+    this.wakes = new WakeTimer(options.clock);
   }
 
   /** Job actors not yet final. */
@@ -303,6 +307,7 @@ export class JobRuntime {
       },
       ports: {
         runHandler: (claimed, abort) => this.runHandler(queue, claimed, abort),
+        wakeAt: (actor, event, at) => this.wakes.wakeAt(actor, event, at),
         writeOutcome: this.options.writeOutcome,
         // A renewal may report a cancel requested from elsewhere (a lost notification).
         renewLease: (lease) =>
@@ -356,6 +361,7 @@ export class JobRuntime {
   /** The handler is over (or never ran): its slot can take the next job while the actor
    *  waits for its write. */
   private freeSlot(entry: JobEntry): void {
+    this.wakes.drop(entry.actor);
     if (entry.phase === 'done') return;
     const { planner, clock } = this.options;
     if (entry.phase === 'running') {

@@ -18,7 +18,7 @@ describe('toMermaid', () => {
     expect(text).toContain('  [*] --> claimed\n');
     expect(text).toContain('  running --> completing : handler.resolved\n');
     // A guard combined with and() keeps both names.
-    expect(text).toMatch(/\n {2}running --> failing : after deadline \[hasDeadline && \w+\]\n/);
+    expect(text).toMatch(/\n {2}running --> failing : attempt\.deadline \[hasDeadline && \w+\]\n/);
     expect(text).toContain('  completing --> completed : write.done [writeApplied]\n');
     for (const final of ['completed', 'retrying', 'dead', 'skipped', 'cancelled', 'lost']) {
       expect(text).toContain(`  ${final} --> [*]\n`);
@@ -82,9 +82,11 @@ describe('toMachineJson', () => {
   });
 
   it('names timers by their delay and leaves out the raise and cancel XState adds for them', () => {
-    const running = toMachineJson(jobMachine).states?.running;
-    expect(Object.keys(running?.after ?? {})).toEqual(['deadline']);
-    expect(running?.entry ?? []).not.toContain('xstate.raise');
+    // The job machine's one timer of its own: a write's retry (the supervisor's sends the rest).
+    const retryWait = toMachineJson(jobMachine).states?.completing?.states?.retryWait;
+    expect(Object.keys(retryWait?.after ?? {})).toEqual(['writeRetry']);
+    expect(retryWait?.entry ?? []).not.toContain('xstate.raise');
+    expect(toMachineJson(jobMachine).states?.running?.after).toBeUndefined();
   });
 });
 

@@ -10,7 +10,7 @@ import type { JobOutcome } from '../../src/adapters/store.js';
 import type { AttemptHandle } from '../../src/machines/attempt-handle.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob } from '../../src/types.js';
-import { createTestClock, settle } from '../support/sim.js';
+import { createTestClock, settle, testWakes } from '../support/sim.js';
 
 function harness(handler: (spin: (ms: number) => void, attempt: AttemptHandle) => unknown) {
   const clock = createTestClock();
@@ -23,6 +23,7 @@ function harness(handler: (spin: (ms: number) => void, attempt: AttemptHandle) =
     renewLease: async () => true,
     suspend: async (request) => (suspends.push(request), { answer: 'sleeping' }),
     freeSlot: () => {},
+    ...testWakes(clock, () => now),
     now: () => now,
     backoffMs: () => 1_000,
   };

@@ -6,7 +6,7 @@ import { SnoozeJobError } from '../../src/errors.js';
 import { ContinueAfter } from '../../src/machines/continue-after.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob } from '../../src/types.js';
-import { advance, createTestClock, deferred, settle } from '../support/sim.js';
+import { advance, createTestClock, deferred, settle, testWakes } from '../support/sim.js';
 
 /** A job actor with fake ports: the test decides what the handler and the store answer. */
 function harness(
@@ -39,6 +39,7 @@ function harness(
     renewLease: (lease) => { renewals.push(lease); return renewAnswer(); },
     suspend: (request) => { suspends.push(request); return suspendAnswer(); },
     freeSlot: () => { slotsFreed += 1; },
+    ...testWakes(clock),
     now: () => clock.now(),
     backoffMs: (attempt) => attempt * 1_000,
   };

@@ -1,6 +1,7 @@
 /**
  * The job machine as a model for path enumeration: the machine itself, plus a small model of
- * the world around it (virtual time with the machine's own timers, the promises it has in
+ * the world around it (virtual time with the timers the machine asks the supervisor for and
+ * its own write retry, the promises it has in
  * flight, and what the store holds), so that `xstate/graph` offers only events that a replay
  * can really produce:
  *
@@ -12,13 +13,15 @@
  * - a pause of the process while a job waits for a slot (`process.paused`): the wall clock
  *   moves to the end of the lease and no timer fires until something happens next;
  * - the job's `expiresAt` as a timer of the world (the supervisor's), sending `job.expire`;
+ * - `lease.beat` and `attempt.deadline` at the times the machine asked for (`wakeAt`), as the
+ *   supervisor's one timer sends them; a later ask replaces the earlier, a freed slot drops both;
  * - a handler that keeps the event loop busy (`process.busy`, in the configs that say `busy`):
  *   time moves past its deadline or its lease and no timer fires until something happens
  *   next; its answer then comes as `handler.late` (the handler's answer is judged when it
  *   comes, by the clock).
  *
  * The machine's actions are recorded, never run: the model reads from them which timers were
- * set or cancelled and which promises started.
+ * asked for, set or cancelled and which promises started.
  *
  * The machine says which paths exist; it does not say what they must write. The row and the
  * history rows a path must leave are the model's own decision (`decide`, from the README's
@@ -30,7 +33,7 @@ import { getSimplePaths, type StatePath } from 'xstate/graph';
 import { isPermanentStoreError } from '../../src/adapters/store-errors.js';
 import type { ChildJob } from '../../src/adapters/store.js';
 import { PermanentJobError, SkipJobError, SnoozeJobError } from '../../src/errors.js';
-import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy } from '../../src/machines/job-machine.js';
+import { jobMachine, type JobMachineEvent, type JobMachineInput, type JobPolicy, type WakeEvent } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, JobState } from '../../src/types.js';
 import { coveringPaths } from '../support/covering-paths.js';
 import { type ModelTimer, recordTimerAction } from '../support/model-timers.js';
@@ -188,7 +191,7 @@ function modelInput(config: JobModelConfig): JobMachineInput {
   return {
     job: job as ClaimedJob,
     ports: {
-      runHandler: never, writeOutcome: never, renewLease: never, suspend: never, freeSlot: never,
+      runHandler: never, writeOutcome: never, renewLease: never, suspend: never, freeSlot: never, wakeAt: never,
       now: () => modelNow, backoffMs: () => TIMING.backoffMs,
     },
     policy: policyOf(config),
@@ -206,6 +209,17 @@ function recorder(world: World, scope: ActorScope<any, any>): ActorScope<any, an
     actionExecutor: (action) => {
       if (recordTimerAction(world, action)) return;
       switch (action.type) {
+        case 'wakeAt': {
+          // The supervisor's timer: the later ask for an event replaces the earlier.
+          const { event, at } = action.params as { event: WakeEvent; at: number };
+          world.timers = world.timers.filter((t) => t.id !== event);
+          if (at !== Infinity) world.timers.push({ id: event, event: { type: event }, dueAt: at });
+          break;
+        }
+        case 'freeSlot':
+          // Every ask of the job is dropped with its slot.
+          world.timers = world.timers.filter((t) => t.id !== 'lease.beat' && t.id !== 'attempt.deadline');
+          break;
         case 'startHandler':
           world.handlerRunning = true;
           world.handlerStartedAt = world.now;
@@ -284,9 +298,15 @@ export function decide(config: JobModelConfig, now: number, event: ModelEvent): 
   }
 }
 
-/** The per-attempt deadline's timer (XState names a delayed event after its delay). */
+/** The per-attempt deadline, sent by the supervisor's timer when the machine asked for it. */
 function isDeadline(event: ModelEvent): boolean {
-  return event.type.startsWith('xstate.after.deadline.');
+  return event.type === 'attempt.deadline';
+}
+
+/** An event a timer sends: the supervisor's (a beat or deadline the machine asked for, the
+ *  job's expiry) or the machine's own (a write's retry). */
+export function isTimerEvent(event: ModelEvent): boolean {
+  return event.type === 'lease.beat' || event.type === 'attempt.deadline' || event.type === 'job.expire' || event.type.startsWith('xstate.after.');
 }
 
 /** What is decided before the handler could run: a job claimed past its `expiresAt` is not
@@ -341,7 +361,7 @@ export function jobModel(config: JobModelConfig): ActorLogic<ModelSnapshot, Mode
         world.busy = true;
         return snapshotOf(snapshot.machine, world);
       }
-      if (event.type.startsWith('xstate.after.') || event.type === 'job.expire') {
+      if (isTimerEvent(event)) {
         const timer = world.timers.find((t) => t.event.type === event.type)!;
         // A timer overdue after a pause fires at once on resume: time does not go back.
         world.now = Math.max(world.now, timer.dueAt);
@@ -486,6 +506,8 @@ function answersLate({ machine, world }: ModelSnapshot): boolean {
  */
 const IGNORED_WHILE_WRITING: ModelEvent[] = [
   { type: 'job.start' }, { type: 'job.cancel' }, { type: 'job.abort' }, { type: 'job.expire' },
+  // A wake asked for before the write, which the supervisor's timer sends all the same.
+  { type: 'lease.beat' }, { type: 'attempt.deadline' },
   { type: 'handler.resolved', result: { late: true } }, { type: 'handler.rejected', error: HANDLER_ERRORS.PermanentJobError },
   { type: 'handler.late' },
   { type: 'lease.renewed', applied: true, sentAt: 0 }, { type: 'lease.renewed', applied: false, sentAt: 0 },
@@ -499,6 +521,8 @@ export const IGNORED = {
   claimed: [
     { type: 'handler.resolved', result: { photos: 20 } }, { type: 'handler.rejected', error: HANDLER_ERRORS.Error }, { type: 'handler.late' },
     ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') },
+    // No attempt runs yet, so it has no deadline.
+    { type: 'attempt.deadline' },
   ],
   running: [{ type: 'job.start' }, ...NO_WRITE_IN_FLIGHT, { type: 'lease.renewFailed', error: new Error('ECONNRESET') }],
   completing: IGNORED_WHILE_WRITING,

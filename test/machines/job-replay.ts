@@ -20,9 +20,9 @@ import type { JobOutcome, JobStore, Lease, SuspendAnswer, SuspendRequest } from 
 import type { AttemptHandle } from '../../src/machines/attempt-handle.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
 import type { ClaimedJob, Clock, JobRecord } from '../../src/types.js';
-import { createTestClock, deferred, settle } from '../support/sim.js';
+import { createTestClock, deferred, settle, testWakes } from '../support/sim.js';
 import {
-  serializeEvent, type HistoryRow, IGNORED, SIGNAL_WAIT, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, policyOf, THIEF, TIMING,
+  serializeEvent, type HistoryRow, IGNORED, isTimerEvent, SIGNAL_WAIT, type JobModelConfig, type JobPath, type JobSnapshot, type ModelSnapshot, policyOf, THIEF, TIMING,
   WORKER, type World,
 } from './job-model.js';
 
@@ -93,6 +93,9 @@ export async function replayJobPath(
       freeSlot: () => {
         slotsFreed += 1;
       },
+      // The supervisor's timer, on this replay's clock: it sends the timer events the model's
+      // paths take when the clock reaches them.
+      ...testWakes(clock, wallNow),
       now: wallNow,
       backoffMs: () => TIMING.backoffMs,
     };
@@ -235,7 +238,7 @@ export async function replayJobPath(
           wallAhead += actor.getSnapshot().context.leaseValidUntil + 1 - wallNow();
           break;
         default:
-          if (event.type.startsWith('xstate.after.') || event.type === 'job.expire') {
+          if (isTimerEvent(event)) {
             const timer = before.timers.find((t) => t.event.type === event.type)!;
             // After a pause at most one timer is set (claimed's heartbeat, or a write's retry).
             clock.increment(wallAhead);

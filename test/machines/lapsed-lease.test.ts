@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { memoryStore } from '../../src/adapters/memory/index.js';
 import { jobMachine, type JobPorts } from '../../src/machines/job-machine.js';
-import { createTestClock, settle } from '../support/sim.js';
+import { createTestClock, settle, testWakes } from '../support/sim.js';
 
 const LEASE_MS = 3_000;
 
@@ -35,6 +35,7 @@ async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: n
     renewLease: async () => ((calls.renewals += 1), true),
     suspend: async () => ({ answer: 'lost' }),
     freeSlot: () => void (calls.slotsFreed += 1),
+    ...testWakes(clock, () => now),
     now: () => now,
     backoffMs: () => 1_000,
   };

@@ -1,4 +1,6 @@
-import { SimulatedClock } from 'xstate';
+import { type AnyActorRef, SimulatedClock } from 'xstate';
+import type { JobPorts, WakeTarget } from '../../src/machines/job-machine.js';
+import { WakeTimer } from '../../src/supervisor/wake-timer.js';
 
 /** Lets promise chains and store calls that were set off by a timer run to their end. Not a
  *  sleep: it yields to the event loop a few times, whatever the clock says. */
@@ -48,4 +50,22 @@ export function deferred<T = unknown>() {
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/** The supervisor's one wake timer (`ports.wakeAt`) for a job actor a test runs without a
+ *  supervisor: its timer on the test's clock, its asks read by the ports' `now`. */
+export function testWakes(clock: SimulatedClock, now: () => number = () => clock.now()): Pick<JobPorts, 'wakeAt'> {
+  const wakes = new WakeTimer({ now, setTimeout: (fn, ms) => clock.setTimeout(fn, ms), clearTimeout: (id) => clock.clearTimeout(id) });
+  // The supervisor drops a job's asks when its slot frees; here an ask left over reaches
+  // only an actor still active (a write state ignores it; a final actor is not sent it).
+  const whileActive = new WeakMap<WakeTarget, WakeTarget>();
+  const target = (actor: WakeTarget) => {
+    let wrapped = whileActive.get(actor);
+    if (!wrapped) {
+      wrapped = { send: (event) => ((actor as unknown as AnyActorRef).getSnapshot().status === 'active' ? actor.send(event) : undefined) };
+      whileActive.set(actor, wrapped);
+    }
+    return wrapped;
+  };
+  return { wakeAt: (actor, event, at) => wakes.wakeAt(target(actor), event, at) };
 }
