@@ -109,7 +109,8 @@ export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'waiting
  *  `ports` and `policy`, shared or allocated once. */
 export interface JobMachineContext extends JobMachineInput {
   abort: AttemptHandle;
-  /** While running: when the next lease renewal is due, on the ports' clock. */
+  /** When the next lease renewal is due, on the ports' clock: a heartbeat after the claim,
+   *  then after each renewal (a held job that starts keeps its cadence). */
   nextBeatAt: number;
   outcome: JobOutcome | null;
   error: JobErrorInfo | null;
@@ -389,7 +390,7 @@ export const jobMachine = setup({
   context: ({ input }) => ({
     ...input,
     abort: new AttemptHandle(),
-    nextBeatAt: 0,
+    nextBeatAt: input.ports.now() + input.policy.heartbeatMs,
     outcome: null,
     error: null,
   }),
@@ -408,11 +409,11 @@ export const jobMachine = setup({
       ],
       // A job claimed ahead of a free slot keeps its lease while it waits: renewed every
       // heartbeat.
-      entry: { type: 'wakeAt', params: ({ context }) => ({ event: 'lease.beat', at: context.ports.now() + context.policy.heartbeatMs }) },
+      entry: { type: 'wakeAt', params: ({ context }) => ({ event: 'lease.beat', at: context.nextBeatAt }) },
       on: {
         'lease.beat': [
           { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
-          { target: 'claimed', reenter: true, actions: 'renewLease' },
+          { target: 'claimed', reenter: true, actions: ['renewLease', 'scheduleBeat'] },
         ],
         'job.start': [
           { guard: 'leaseLapsed', target: 'lost', actions: ['freeSlot', 'setLost'] },
@@ -430,7 +431,6 @@ export const jobMachine = setup({
     },
     running: {
       entry: [
-        'scheduleBeat',
         'startHandler',
         { type: 'wakeAt', params: ({ context }) => ({ event: 'attempt.deadline', at: context.policy.deadlineMs > 0 ? context.ports.now() + context.policy.deadlineMs : Infinity }) },
       ],
