@@ -5,7 +5,7 @@
  * room up to date and *tells* the supervisor's actor (slots freed, a key freed) through the
  * `tell` it was given. It never calls back into the supervisor.
  */
-import { type Actor, createActor } from 'xstate';
+import { type Actor, type AnyActorRef, createActor, fromTransition } from 'xstate';
 import type { JobOutcome, JobStore, Lease, HeldJob, LeaseRenewal, WakeAt } from '../adapters/store.js';
 import type { StepWriter } from './durable-steps.js';
 import type { AttemptHandle } from '../machines/attempt-handle.js';
@@ -106,7 +106,7 @@ export interface JobRuntimeOptions {
   slept(wake: WakeAt, askedAt: number): void;
   /** An attempt's actor is final. */
   finished(attempt: FinishedAttempt): void;
-  /** XState options for every job actor (clock, inspect). */
+  /** XState options for the system every job actor runs in (clock, inspect). */
   actorOptions: object;
 }
 
@@ -123,6 +123,17 @@ export class JobRuntime {
   private readonly runtimes = new Map<string, QueueRuntime>();
   /** Every job actor's lease beats and deadline: one timer. */
   private readonly wakes: WakeTimer;
+  /**
+   * The parent of every job actor, so that they share its XState system (its clock, its
+   * inspection, its scheduler) instead of each building one: about 1.8 KB a job in flight
+   * (bench/optimisations.md, row 24). It takes what a child tells its parent (done, an error)
+   * and does nothing with it: the supervisor hears of them through each actor's observer. (A
+   * stopped parent would save that step, but XState's development build warns of every event
+   * sent to a stopped actor.) Sharing was quadratic while job actors set XState timers (the
+   * scheduler scans every timer of the system whenever an actor stops); now only a write
+   * waiting to be tried again sets one.
+   */
+  private readonly jobsParent: AnyActorRef;
   private slotsFreedPending = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
   private readonly keysFreed = new Set<string>();
@@ -136,6 +147,7 @@ export class JobRuntime {
     for (const name of options.queues.keys()) this.waiting.set(name, []);
     this.lines = [...this.waiting.values()];
     this.wakes = new WakeTimer(options.clock);
+    this.jobsParent = createActor(fromTransition((state: null) => state, null), { ...options.actorOptions, id: 'jobvisor.jobs' }).start();
   }
 
   /** Job actors not yet final. */
@@ -192,11 +204,9 @@ export class JobRuntime {
       planner.hold(queue);
       this.waiting.get(queue.name)!.push(entry);
     }
-    // Each job actor is a root actor with its own system. Sharing one system would save its
-    // construction, but XState's scheduler then scans every timer of every actor in that
-    // system whenever one actor stops: quadratic with thousands of jobs in flight.
+    // In the one system of `jobsParent`: its clock and inspection are the system's.
     entry.actor = createActor(jobMachine, {
-      ...this.options.actorOptions,
+      parent: this.jobsParent,
       input: {
         job,
         ports: run.ports,

@@ -596,3 +596,22 @@ describe('supervisor: lifecycle', () => {
     expect((await store.getJob({ id: job.id }))?.state).toBe('cancelled');
   });
 });
+
+describe('supervisor: its inspect option', () => {
+  it('hears every job actor from its start to its final state, each actor its own', async () => {
+    const events: Array<{ type: string; actorRef: unknown; snapshot?: { status: string; value: unknown; machine?: { id: string } } }> = [];
+    const { store, queue, supervisor } = setup(
+      { handlers: { ok: async () => 'ok', boom: async () => { throw new PermanentJobError('no'); } } },
+      { inspect: (event: (typeof events)[number]) => events.push(event) },
+    );
+    await queue.enqueueMany(store, [{ kind: 'ok', payload: {} }, { kind: 'ok', payload: {} }, { kind: 'boom', payload: {} }]);
+    expect(await supervisor.drain()).toBe(3);
+    const jobSnapshots = events.filter((e) => e.type === '@xstate.snapshot' && e.snapshot?.machine?.id === 'job');
+    const actors = new Set(jobSnapshots.map((e) => e.actorRef));
+    expect(actors.size).toBe(3);
+    const finals = [...actors].map((actor) => jobSnapshots.filter((e) => e.actorRef === actor).at(-1)!.snapshot);
+    expect(finals.map((s) => [s!.status, s!.value]).sort()).toEqual([['done', 'completed'], ['done', 'completed'], ['done', 'dead']]);
+    // Each was announced as it was made.
+    expect(events.filter((e) => e.type === '@xstate.actor' && actors.has(e.actorRef))).toHaveLength(3);
+  });
+});
