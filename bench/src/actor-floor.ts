@@ -4,7 +4,8 @@
  * window, ÷ jobs). Two actors, `concurrency` at a time:
  * - the real job machine (src/machines/job-machine.ts), its ports answering at once: a
  *   no-op handler, every write applied; it takes the drain's path claimed → running →
- *   completing → completed, with its heartbeat and deadline timers set and cleared;
+ *   completing → completed, its heartbeat and deadline asked of a WakeTimer (the supervisor's
+ *   one timer) and dropped when it is done, as the supervisor does;
  * - the least an XState v5 actor per job can be: a machine of three states and one event
  *   each way, no timers, no context.
  * Neither touches the database: the figures are what XState alone puts on every job, the

@@ -219,7 +219,7 @@ function renderMarkdown(
     const minimalHeap = get('actor', 'jobvisor', 'minimalActorHeapKb')?.median;
     if (actorHeap !== undefined && minimalHeap !== undefined) {
       lines.push('');
-      lines.push(`The heap's floor likewise: a started XState v5 actor holds ${num(minimalHeap, 1)} KB after a full GC, and the job actor alone, running with its handler pending and its heartbeat and deadline timers set, holds **${num(actorHeap, 1)} KB**${actorHeap > 5 ? ': the 5 KB a job in flight is out of reach while each job is an actor with its timers' : ''}. What jobvisor can still move is the rest of a job's heap in flight: the claimed row, the supervisor's bookkeeping, the handler's promise.`);
+      lines.push(`The heap's floor likewise: a started XState v5 actor holds ${num(minimalHeap, 1)} KB after a full GC, and the job actor alone, running with its handler pending (its heartbeat and deadline asked of the supervisor's one timer), holds **${num(actorHeap, 1)} KB**, both as root actors, each with an XState system of its own. In a supervisor every job actor joins one system and holds less: the memory scenario's retained heap per job in flight counts that, with the claimed row, the supervisor's bookkeeping and the handler's promise.`);
     }
     lines.push('');
   }
