@@ -196,7 +196,13 @@ export class JobRuntime {
     // when the reaper gave its job back and we claim it again: it can write nothing now, so
     // it ends here, and what it does later must not touch the new attempt's entry.
     const superseded = this.jobs.get(job.id);
-    if (superseded) this.finish(superseded);
+    if (superseded) {
+      this.finish(superseded);
+      // Its lease is gone (the store gave the row to this claim), and no wake comes to it any
+      // more: it is told now, as a refused renewal would tell it, which aborts its handler
+      // (lease_lost) and ends it `lost`. A write of its own in flight is fenced out all the same.
+      superseded.actor.send({ type: 'lease.renewed', applied: false, sentAt: clock.now() });
+    }
     this.jobs.set(job.id, entry);
     if (startNow) {
       planner.start(queue);

@@ -615,3 +615,44 @@ describe('supervisor: its inspect option', () => {
     expect(events.filter((e) => e.type === '@xstate.actor' && actors.has(e.actorRef))).toHaveLength(3);
   });
 });
+
+describe('supervisor: an attempt of its own whose job it claims again', () => {
+  it('is aborted with lease_lost at once (the store gave the row back first), not left running beside the next attempt', async () => {
+    const clock = createTestClock();
+    // The store's clock steps past the lease (a database host's clock stepping forward):
+    // it judges the lease expired before the supervisor's next renewal.
+    let storeAhead = 0;
+    const store = memoryStore({ clock: { now: () => clock.now() + storeAhead } });
+    const started: number[] = [];
+    const aborted: string[] = [];
+    const queue = defineQueue('work', {
+      concurrency: 2, leaseMs: 3_000, deadlineMs: 60_000, maxAttempts: 3, backoff: () => 0,
+      handlers: {
+        slow: (job: Job) => new Promise((_, reject) => {
+          started.push(job.attempt);
+          job.signal.addEventListener('abort', () => {
+            aborted.push(`attempt ${job.attempt}: ${(job.signal.reason as { code: string }).code}`);
+            reject(job.signal.reason);
+          });
+        }),
+      },
+    });
+    // Polling often: the rescued job is claimed again long before attempt 1's next renewal.
+    const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1', pollIntervalMs: 50 });
+    track(supervisor, clock);
+    await supervisor.start();
+    const { job } = await queue.enqueue(store, 'slow', {});
+    await until('attempt 1 runs', () => started.length === 1);
+    storeAhead = 10_000;
+    expect(await supervisor.reap()).toBe(1);
+    const reapedAt = clock.now();
+    await until('attempt 2 runs', async () => {
+      if (started.length < 2) await advance(clock, 10);
+      return started.length === 2;
+    }, 50);
+    await settle();
+    expect(clock.now() - reapedAt).toBeLessThan(500);
+    expect(aborted).toEqual(['attempt 1: lease_lost']);
+    expect(await store.getJob({ id: job.id })).toMatchObject({ state: 'running', attempt: 2 });
+  });
+});
