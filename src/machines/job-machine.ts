@@ -109,8 +109,9 @@ export type JobActorFinalState = 'completed' | 'retrying' | 'snoozed' | 'waiting
  *  `ports` and `policy`, shared or allocated once. */
 export interface JobMachineContext extends JobMachineInput {
   abort: AttemptHandle;
-  /** When the next lease renewal is due, on the ports' clock: a heartbeat after the claim,
-   *  then after each renewal (a held job that starts keeps its cadence). */
+  /** When the next lease renewal is due, on the ports' clock: a heartbeat after the claim was
+   *  sent (when its lease began), then after each renewal (a held job that starts keeps its
+   *  cadence). */
   nextBeatAt: number;
   outcome: JobOutcome | null;
   error: JobErrorInfo | null;
@@ -390,7 +391,9 @@ export const jobMachine = setup({
   context: ({ input }) => ({
     ...input,
     abort: new AttemptHandle(),
-    nextBeatAt: input.ports.now() + input.policy.heartbeatMs,
+    // Counted from the lease's start, not the claim's answer: a claim answered late (slower
+    // than lease − heartbeat) renews at once rather than after its lease has lapsed.
+    nextBeatAt: input.leaseValidUntil - input.policy.leaseMs + input.policy.heartbeatMs,
     outcome: null,
     error: null,
   }),

@@ -81,3 +81,43 @@ describe('a lease lapsed by the worker\'s own clock', () => {
     expect([held.calls.handler, atOnce.calls.handler]).toEqual([1, 1]);
   });
 });
+
+describe('a claim answered late, within its lease', () => {
+  it('renews at once when the answer came later than a heartbeat: the lease is counted from the claim\'s send', async () => {
+    const { clock, job } = await claimOne();
+    const claimedAt = clock.now();
+    // Answered 2,500 ms after it was sent: 500 ms of the lease left, the heartbeat (1,000 ms
+    // after the send) already past.
+    let now = claimedAt + 2_500;
+    const renewals: number[] = [];
+    const ports: JobPorts = {
+      runHandler: () => new Promise(() => {}),
+      writeOutcome: async () => true,
+      renewLease: async () => (renewals.push(now), true),
+      suspend: async () => ({ answer: 'lost' }),
+      freeSlot: () => {},
+      ...testWakes(clock, () => now),
+      now: () => now,
+      backoffMs: () => 1_000,
+    };
+    const actor = createActor(jobMachine, {
+      clock,
+      input: {
+        job, ports, hasHandler: true, waitForStart: false, leaseValidUntil: claimedAt + LEASE_MS, expiresAtMs: null,
+        policy: { leaseMs: LEASE_MS, heartbeatMs: 1_000, deadlineMs: 0, writeRetryMs: 500 },
+      },
+    }).start();
+    clock.increment(0);
+    await settle();
+    expect(renewals).toEqual([claimedAt + 2_500]);
+    // The renewal answered: the lease runs from its send, past the claim's first end.
+    expect(actor.getSnapshot().context.leaseValidUntil).toBe(claimedAt + 2_500 + LEASE_MS);
+    // Past the claim's lease (3,000 ms after its send), still running, renewed a heartbeat later.
+    now += 1_000;
+    clock.increment(1_000);
+    await settle();
+    expect(actor.getSnapshot().value).toEqual({ running: 'working' });
+    expect(renewals).toEqual([claimedAt + 2_500, claimedAt + 3_500]);
+    actor.stop();
+  });
+});
