@@ -24,15 +24,18 @@ async function claimOne() {
   return { clock, job: job! };
 }
 
-async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: number }) {
+/** `handlerRuns`: the handler never returns (else it returns at once). */
+async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: number; handlerRuns?: boolean }) {
   const { clock, job } = await claimOne();
   const claimedAt = clock.now();
   let now = claimedAt + options.claimAnsweredAfterMs;
   const calls = { handler: 0, writes: 0, renewals: 0, slotsFreed: 0 };
+  /** When each renewal was sent, by the ports' clock. */
+  const renewedAt: number[] = [];
   const ports: JobPorts = {
-    runHandler: async () => void (calls.handler += 1),
+    runHandler: () => ((calls.handler += 1), options.handlerRuns ? new Promise(() => {}) : Promise.resolve()),
     writeOutcome: async () => ((calls.writes += 1), true),
-    renewLease: async () => ((calls.renewals += 1), true),
+    renewLease: async () => ((calls.renewals += 1), renewedAt.push(now), true),
     suspend: async () => ({ answer: 'lost' }),
     freeSlot: () => void (calls.slotsFreed += 1),
     ...testWakes(clock, () => now),
@@ -51,7 +54,12 @@ async function harness(options: { waitForStart: boolean; claimAnsweredAfterMs: n
       policy: { leaseMs: LEASE_MS, heartbeatMs: 1_000, deadlineMs: 10_000, writeRetryMs: 500 },
     },
   }).start();
-  return { actor, calls, pauseFor: (ms: number) => void (now += ms) };
+  return {
+    actor, calls, renewedAt, claimedAt,
+    pauseFor: (ms: number) => void (now += ms),
+    /** Time passes for the timers and the ports alike. */
+    advance: (ms: number) => ((now += ms), clock.increment(ms)),
+  };
 }
 
 describe('a lease lapsed by the worker\'s own clock', () => {
@@ -84,40 +92,19 @@ describe('a lease lapsed by the worker\'s own clock', () => {
 
 describe('a claim answered late, within its lease', () => {
   it('renews at once when the answer came later than a heartbeat: the lease is counted from the claim\'s send', async () => {
-    const { clock, job } = await claimOne();
-    const claimedAt = clock.now();
     // Answered 2,500 ms after it was sent: 500 ms of the lease left, the heartbeat (1,000 ms
     // after the send) already past.
-    let now = claimedAt + 2_500;
-    const renewals: number[] = [];
-    const ports: JobPorts = {
-      runHandler: () => new Promise(() => {}),
-      writeOutcome: async () => true,
-      renewLease: async () => (renewals.push(now), true),
-      suspend: async () => ({ answer: 'lost' }),
-      freeSlot: () => {},
-      ...testWakes(clock, () => now),
-      now: () => now,
-      backoffMs: () => 1_000,
-    };
-    const actor = createActor(jobMachine, {
-      clock,
-      input: {
-        job, ports, hasHandler: true, waitForStart: false, leaseValidUntil: claimedAt + LEASE_MS, expiresAtMs: null,
-        policy: { leaseMs: LEASE_MS, heartbeatMs: 1_000, deadlineMs: 0, writeRetryMs: 500 },
-      },
-    }).start();
-    clock.increment(0);
+    const h = await harness({ waitForStart: false, claimAnsweredAfterMs: 2_500, handlerRuns: true });
+    h.advance(0);
     await settle();
-    expect(renewals).toEqual([claimedAt + 2_500]);
+    expect(h.renewedAt).toEqual([h.claimedAt + 2_500]);
     // The renewal answered: the lease runs from its send, past the claim's first end.
-    expect(actor.getSnapshot().context.leaseValidUntil).toBe(claimedAt + 2_500 + LEASE_MS);
+    expect(h.actor.getSnapshot().context.leaseValidUntil).toBe(h.claimedAt + 2_500 + LEASE_MS);
     // Past the claim's lease (3,000 ms after its send), still running, renewed a heartbeat later.
-    now += 1_000;
-    clock.increment(1_000);
+    h.advance(1_000);
     await settle();
-    expect(actor.getSnapshot().value).toEqual({ running: 'working' });
-    expect(renewals).toEqual([claimedAt + 2_500, claimedAt + 3_500]);
-    actor.stop();
+    expect(h.actor.getSnapshot().value).toEqual({ running: 'working' });
+    expect(h.renewedAt).toEqual([h.claimedAt + 2_500, h.claimedAt + 3_500]);
+    h.actor.stop();
   });
 });
