@@ -171,22 +171,22 @@ function buildJobRecord(row: JobRow, problems: string[] | undefined): JobRecord 
   };
 }
 
-/** What enqueue_new_jobs answers for a job it inserted: what the database decided. */
-export interface InsertedJobRow {
+/** What a job just inserted by enqueue_new_jobs holds that its input does not give as is:
+ *  what the database decided, and its payload and trace context as stored. */
+export interface InsertedJob {
   id: string;
+  createdMs: number;
+  runMs: number;
+  expiresMs: number | null;
   payload: unknown;
-  trace_context: Record<string, string> | null;
-  /** Epoch milliseconds (float8: a string from a pool told to leave numbers as text). */
-  created_ms: number | string;
-  run_ms: number | string;
-  expires_ms: number | string | null;
+  traceContext: Record<string, string> | null;
 }
 
 /** A job just inserted without a unique key (not fair, not debounced), as toJobRecord would
  *  read its row: every column the statement did not answer holds the input as given or the
  *  table's default for a new job. */
-export function insertedJobRecord(job: EnqueueJob, row: InsertedJobRow): JobRecord {
-  const created = new Date(Number(row.created_ms));
+export function insertedJobRecord(job: EnqueueJob, row: InsertedJob): JobRecord {
+  const created = new Date(row.createdMs);
   return {
     id: row.id,
     queue: job.queue,
@@ -194,7 +194,7 @@ export function insertedJobRecord(job: EnqueueJob, row: InsertedJobRow): JobReco
     payload: row.payload,
     state: 'pending',
     priority: job.priority ?? 0,
-    runAt: new Date(Number(row.run_ms)),
+    runAt: new Date(row.runMs),
     attempt: 0,
     maxAttempts: job.maxAttempts,
     uniqueKey: null,
@@ -207,10 +207,10 @@ export function insertedJobRecord(job: EnqueueJob, row: InsertedJobRow): JobReco
     createdAt: created,
     updatedAt: new Date(created.getTime()),
     finishedAt: null,
-    expiresAt: row.expires_ms === null ? null : new Date(Number(row.expires_ms)),
+    expiresAt: row.expiresMs === null ? null : new Date(row.expiresMs),
     cancelRequestedAt: null,
     progress: null,
-    traceContext: row.trace_context,
+    traceContext: row.traceContext,
     steps: [],
     waitingForSignal: null,
     tenant: null,

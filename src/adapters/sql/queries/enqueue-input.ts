@@ -53,6 +53,13 @@ export function toColumns(jobs: readonly EnqueueJob[], at: readonly number[]): (
   ];
 }
 
+/** The values of one of `COLUMNS` as `toColumns` sent them (parsed from its text, so a Date
+ *  is its ISO text), a job's place in the call its index; null when no job gave one. */
+export function sentColumn(columns: readonly (string | null)[], name: (typeof COLUMNS)[number][0]): unknown[] | null {
+  const text = columns[1 + COLUMNS.findIndex(([column]) => column === name)];
+  return text == null ? null : (JSON.parse(text) as unknown[]);
+}
+
 /** A column as JSON text; a call too large for one string (V8's cap, about 512 MB) is refused
  *  as a payload error before anything is sent. */
 function columnText(column: unknown[]): string {

@@ -1,5 +1,10 @@
+import fc from 'fast-check';
+import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { postgresStore } from '../../../../src/adapters/postgres/index.js';
 import type { EnqueueJob, JobStore } from '../../../../src/adapters/store.js';
+import { describePostgres, dropSchema, freshSchema, testPool } from '../../../support/postgres.js';
+import { assertReplayable } from '../../../support/replayable-property.js';
 import { describeEachStore } from '../../../support/test-stores.js';
 
 /**
@@ -42,6 +47,35 @@ describeEachStore('a bulk enqueue answers the records getJob reads back', (testS
     expect(results[2]!.job.expiresAt!.getTime() - results[2]!.job.createdAt.getTime()).toBe(60_001);
   });
 
+  it('any payload and trace context, with or without times of its own', async () => {
+    // The statement answers ids and resolved times only; each payload and trace context is
+    // read back from the text sent, keys in jsonb's order (jsonb-order.ts).
+    const text = fc.string({ unit: 'grapheme', maxLength: 6 }).filter((value) => !value.includes('\u0000'));
+    const job = fc.record(
+      {
+        payload: fc.jsonValue({ stringUnit: 'grapheme', maxDepth: 2 }).filter((value) => !JSON.stringify(value).includes('\\u0000')),
+        traceContext: fc.dictionary(text, text, { maxKeys: 3 }),
+        runIn: fc.integer({ min: 0, max: 10_000 }),
+        expiresIn: fc.integer({ min: 20_000, max: 30_000 }),
+        runAt: fc.date({ min: new Date(Date.UTC(1900, 0, 1)), max: new Date(Date.UTC(2000, 0, 1)), noInvalidDate: true }),
+      },
+      { requiredKeys: ['payload'] },
+    ).filter((given) => given.runIn === undefined || given.runAt === undefined);
+    await assertReplayable(
+      'ENQUEUE_NEW_JOBS',
+      fc.asyncProperty(fc.array(job, { minLength: 1, maxLength: 6 }), async (given) => {
+        const jobs: EnqueueJob[] = given.map((options) => ({ queue: 'enq-any', kind: 'k', maxAttempts: 1, ...options }));
+        const results = await store.enqueueJobs({ jobs });
+        expect(results).toHaveLength(jobs.length);
+        for (const [i, result] of results.entries()) {
+          const read = await store.getJob({ id: result.job.id });
+          expect(JSON.stringify(result.job), `job ${i}`).toBe(JSON.stringify(read));
+        }
+      }),
+      40,
+    );
+  });
+
   it('strings an array literal would quote, and options one job gives and the rest do not', async () => {
     // The jobs travel as one JSON array a column, each value read back from it on its own:
     // quotes, backslashes, braces, commas, the word NULL and blanks must come back as given,
@@ -63,5 +97,71 @@ describeEachStore('a bulk enqueue answers the records getJob reads back', (testS
       expect(read!.traceContext, `job ${i}`).toEqual(i === 4 ? { traceparent: awkward[i] } : null);
       expect(result.job, `job ${i}`).toEqual(read);
     }
+  });
+});
+
+describePostgres('a bulk enqueue whose ids are not one run', (url) => {
+  let pool: pg.Pool;
+  const schema = freshSchema('jv_enq_runs');
+  beforeAll(async () => {
+    pool = testPool(url);
+    await postgresStore({ pool, schema }).migrate();
+  });
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  /** Every record answered is the job getJob reads by its id, and holds its own input. */
+  async function expectRecordsRead(store: JobStore, jobs: EnqueueJob[], results: Awaited<ReturnType<JobStore['enqueueJobs']>>) {
+    expect(results).toHaveLength(jobs.length);
+    for (const [i, result] of results.entries()) {
+      expect(result.job.payload, `job ${i}`).toEqual(jobs[i]!.payload);
+      expect(result.job, `job ${i}`).toEqual(await store.getJob({ id: result.job.id }));
+    }
+  }
+
+  it('maps each id drawn to its job when the sequence steps by more than one', async () => {
+    const store = postgresStore({ pool, schema });
+    await pool.query(`alter sequence "${schema}".jobs_id_seq increment by 3`);
+    try {
+      const jobs: EnqueueJob[] = Array.from({ length: 5 }, (_, n) => ({ queue: 'runs', kind: 'k', maxAttempts: 1, payload: { n } }));
+      const results = await store.enqueueJobs({ jobs });
+      const ids = results.map((result) => BigInt(result.job.id));
+      expect(ids.slice(1).map((id, k) => id - ids[k]!)).toEqual([3n, 3n, 3n, 3n]);
+      await expectRecordsRead(store, jobs, results);
+    } finally {
+      await pool.query(`alter sequence "${schema}".jobs_id_seq increment by 1`);
+    }
+  });
+
+  it('maps ids past 2^53 exactly', async () => {
+    const store = postgresStore({ pool, schema });
+    const { rows } = await pool.query<{ last: string }>(`select last_value::text as last from "${schema}".jobs_id_seq`);
+    await pool.query(`select setval('"${schema}".jobs_id_seq', 9007199254740990)`);
+    try {
+      const jobs: EnqueueJob[] = Array.from({ length: 4 }, (_, n) => ({ queue: 'runs', kind: 'k', maxAttempts: 1, payload: { n } }));
+      const results = await store.enqueueJobs({ jobs });
+      expect(results.map((result) => result.job.id)).toEqual(['9007199254740991', '9007199254740992', '9007199254740993', '9007199254740994']);
+      await expectRecordsRead(store, jobs, results);
+      await pool.query(`delete from "${schema}".jobs where id > 9007199254740000`);
+    } finally {
+      await pool.query(`select setval('"${schema}".jobs_id_seq', $1)`, [rows[0]!.last]);
+    }
+  });
+
+  it('maps each id to its job while other calls draw ids at the same time', async () => {
+    const store = postgresStore({ pool, schema });
+    const calls = Array.from({ length: 4 }, (_, call) =>
+      Array.from({ length: 2_000 }, (_, n): EnqueueJob => ({ queue: 'runs-concurrent', kind: 'k', maxAttempts: 1, payload: { call, n } })),
+    );
+    const answered = await Promise.all(calls.map((jobs) => store.enqueueJobs({ jobs })));
+    const { rows } = await pool.query<{ id: string; payload: unknown }>(`select id::text as id, payload from "${schema}".jobs where queue = 'runs-concurrent'`);
+    const stored = new Map(rows.map((row) => [row.id, row.payload]));
+    for (const [call, results] of answered.entries()) {
+      expect(results.map((result) => stored.get(result.job.id))).toEqual(calls[call]!.map((job) => job.payload));
+      expect(results.map((result) => result.job.payload)).toEqual(calls[call]!.map((job) => job.payload));
+    }
+    expect(stored.size).toBe(answered.flat().length);
   });
 });
