@@ -1,9 +1,7 @@
 import fc from 'fast-check';
-import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { postgresStore } from '../../../../src/adapters/postgres/index.js';
 import type { EnqueueJob, JobStore } from '../../../../src/adapters/store.js';
-import { describePostgres, dropSchema, freshSchema, testPool } from '../../../support/postgres.js';
+import { describePostgres, usePostgresStore } from '../../../support/postgres.js';
 import { assertReplayable } from '../../../support/replayable-property.js';
 import { describeEachStore } from '../../../support/test-stores.js';
 
@@ -101,16 +99,7 @@ describeEachStore('a bulk enqueue answers the records getJob reads back', (testS
 });
 
 describePostgres('a bulk enqueue whose ids are not one run', (url) => {
-  let pool: pg.Pool;
-  const schema = freshSchema('jv_enq_runs');
-  beforeAll(async () => {
-    pool = testPool(url);
-    await postgresStore({ pool, schema }).migrate();
-  });
-  afterAll(async () => {
-    await dropSchema(pool, schema);
-    await pool.end();
-  });
+  const db = usePostgresStore(url, 'jv_enq_runs');
 
   /** Every record answered is the job getJob reads by its id, and holds its own input. */
   async function expectRecordsRead(store: JobStore, jobs: EnqueueJob[], results: Awaited<ReturnType<JobStore['enqueueJobs']>>) {
@@ -122,7 +111,7 @@ describePostgres('a bulk enqueue whose ids are not one run', (url) => {
   }
 
   it('maps each id drawn to its job when the sequence steps by more than one', async () => {
-    const store = postgresStore({ pool, schema });
+    const { store, pool, schema } = db;
     await pool.query(`alter sequence "${schema}".jobs_id_seq increment by 3`);
     try {
       const jobs: EnqueueJob[] = Array.from({ length: 5 }, (_, n) => ({ queue: 'runs', kind: 'k', maxAttempts: 1, payload: { n } }));
@@ -136,7 +125,7 @@ describePostgres('a bulk enqueue whose ids are not one run', (url) => {
   });
 
   it('maps ids past 2^53 exactly', async () => {
-    const store = postgresStore({ pool, schema });
+    const { store, pool, schema } = db;
     const { rows } = await pool.query<{ last: string }>(`select last_value::text as last from "${schema}".jobs_id_seq`);
     await pool.query(`select setval('"${schema}".jobs_id_seq', 9007199254740990)`);
     try {
@@ -151,7 +140,7 @@ describePostgres('a bulk enqueue whose ids are not one run', (url) => {
   });
 
   it('maps each id to its job while other calls draw ids at the same time', async () => {
-    const store = postgresStore({ pool, schema });
+    const { store, pool, schema } = db;
     const calls = Array.from({ length: 4 }, (_, call) =>
       Array.from({ length: 2_000 }, (_, n): EnqueueJob => ({ queue: 'runs-concurrent', kind: 'k', maxAttempts: 1, payload: { call, n } })),
     );
