@@ -38,6 +38,10 @@ export interface SupervisorRuntime {
   /** How long to wait after a claim round before the next: the poll interval's rest, or less
    *  when a job is known to become due sooner. */
   msUntilClaim(pollIntervalMs: number): number;
+  /** An attempt ended (its outcome written) since the last claim was sent: what it wrote may
+   *  have made a job due (a flow's dependent, a retry due at once) that the claim read too
+   *  early to see. */
+  endedSinceClaim(): boolean;
   /** Job actors not yet final, plus a claim still in flight; once stopping, not counting the
    *  jobs whose handler called stop() (they wait for the stop: the runtime ends them after). */
   busy(): boolean;
@@ -94,6 +98,7 @@ export const supervisorMachine = setup({
     hasFreeSlots: ({ context }) => context.runtime.hasFreeSlots(),
     wantsClaim: ({ context }) => context.runtime.wantsClaim(),
     busy: ({ context }) => context.runtime.busy(),
+    endedSinceClaim: ({ context }) => context.runtime.endedSinceClaim(),
     claimedSome: ({ event }) => 'output' in event && (event.output as ClaimRound).claimed > 0,
   },
   actions: {
@@ -203,7 +208,12 @@ export const supervisorMachine = setup({
           },
         },
         waitingForJobs: {
-          always: { guard: not('busy'), target: '#supervisor.idle', actions: 'drained' },
+          // An attempt that ended while the last claim was on its way told the machine
+          // (slotsFreed) while it was not listening: claim again before calling it drained.
+          always: [
+            { guard: and(['endedSinceClaim', 'hasFreeSlots']), target: 'claiming' },
+            { guard: not('busy'), target: '#supervisor.idle', actions: 'drained' },
+          ],
           on: { 'supervisor.slotsFreed': { guard: 'hasFreeSlots', target: 'claiming' } },
         },
         backingOff: { after: { errorBackoff: 'claiming' } },

@@ -96,6 +96,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private resolveOthersEnded!: () => void;
   private drainWaiters: Array<() => void> = [];
   private attemptsRun = 0;
+  /** attemptsRun when the last claim was sent (endedSinceClaim). */
+  private attemptsAtClaim = 0;
   private unsubscribe: Unsubscribe | undefined;
   /** The heartbeat row, while started. */
   private presence: WorkerPresence | undefined;
@@ -308,7 +310,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     return this.jobs.awaitedByStop > 0 || this.claimsInFlight > 0;
   }
 
+  endedSinceClaim(): boolean {
+    return this.attemptsRun !== this.attemptsAtClaim;
+  }
+
   claim(): Promise<ClaimRound> {
+    this.attemptsAtClaim = this.attemptsRun;
     const now = this.clock.now();
     if (this.dueAt !== undefined && this.dueAt <= now) {
       this.dueAt = undefined;

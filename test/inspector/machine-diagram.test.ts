@@ -75,6 +75,7 @@ describe('toMachineJson', () => {
       expect.objectContaining({ id: 'claim', src: 'claim', onError: [expect.objectContaining({ target: ['#supervisor.running.claimer.backingOff'] })] }),
     ]);
     expect(json.states?.draining?.states?.waitingForJobs?.always).toEqual([
+      { target: ['#supervisor.draining.claiming'], guard: 'endedSinceClaim && hasFreeSlots' },
       { target: ['#supervisor.idle'], guard: '!busy', actions: ['drained'] },
     ]);
     expect(json.states?.stopped).toMatchObject({ type: 'final', entry: ['stopped'] });
@@ -107,7 +108,10 @@ describe('describeMachine', () => {
   it('keeps eventless transitions and combined guards, which machine.definition drops', () => {
     const root = describeMachine(MACHINES.supervisor);
     const waiting = root.children.find((s) => s.key === 'draining')!.children.find((s) => s.key === 'waitingForJobs')!;
-    expect(waiting.transitions.find((t) => t.kind === 'always')).toMatchObject({ guard: '!busy', targets: ['supervisor.idle'] });
+    expect(waiting.transitions.filter((t) => t.kind === 'always')).toMatchObject([
+      { guard: 'endedSinceClaim && hasFreeSlots', targets: ['supervisor.draining.claiming'] },
+      { guard: '!busy', targets: ['supervisor.idle'] },
+    ]);
   });
 });
 

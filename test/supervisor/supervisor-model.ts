@@ -76,6 +76,8 @@ export interface SupervisorWorld {
   /** Jobs claimed while stopping whose give-back write waits behind a release batch still
    *  unanswered (the writer sends one batch at a time): they end with that batch. */
   behind: number;
+  /** A job finished (its actor done) since the last claim was made. */
+  endedSinceClaim: boolean;
   drained: number;
   stopped: boolean;
 }
@@ -111,6 +113,7 @@ const modelRuntime: SupervisorRuntime = {
     current.notedSincePlan = true;
   },
   busy: () => current.held > 0 || current.claim !== null,
+  endedSinceClaim: () => current.endedSinceClaim,
   claim: never,
   reap: never,
   msUntilClaim: (pollIntervalMs) => pollIntervalMs,
@@ -169,6 +172,7 @@ function step(snapshot: SupervisorSnapshot, event: AnyEventObject, world: Superv
   if (invoke && invoke !== snapshot.children.claim) {
     // The claim plans now: what was noted so far is in what it asks.
     world.notedSincePlan = false;
+    world.endedSinceClaim = false;
     const limit = claimLimit(world);
     if (limit === 0) return step(next, { type: 'xstate.done.actor.claim', output: { claimed: 0 } satisfies ClaimRound }, world, scope);
     world.claim = { limit, invoke };
@@ -208,7 +212,7 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
   getInitialSnapshot: (scope) => {
     const world: SupervisorWorld = {
       now: 0, timers: [], storeUp: true, pending: 0, held: 0, mayHaveWork: true, notedSincePlan: false, storeFailed: false, releasing: 0, releaseBatches: [], claim: null, reapInFlight: false, closing: false, behind: 0,
-      stopCalled: false, drained: 0, stopped: false,
+      stopCalled: false, endedSinceClaim: false, drained: 0, stopped: false,
     };
     current = world;
     return snapshotOf(supervisorMachine.getInitialSnapshot(recorder(world, scope) as never, { ...MACHINE_INPUT, runtime: modelRuntime }), world);
@@ -248,6 +252,7 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
       world.held -= done;
       machine = step(machine, SLOTS_FREED, world, scope);
       machine = storeAnswered(machine, world, scope);
+      world.endedSinceClaim = true;
       return snapshotOf(answerPeriodicReap(step(machine, SLOTS_FREED, world, scope), world, scope), world);
     } else if (event.type === 'xstate.done.actor.reap' || event.type === 'xstate.error.actor.reap') {
       return snapshotOf(answerPeriodicReap(answerReap(machine, world, scope), world, scope), world);
@@ -315,6 +320,7 @@ function situationKey(snapshot: ModelSnapshot): string {
     storeFailed: world.storeFailed,
     freeSlots: world.held < CONCURRENCY,
     busy: world.held > 0 || world.claim !== null,
+    endedSinceClaim: machine.matches('draining') && world.endedSinceClaim,
     allReleasing: world.releasing === world.held,
     claimAwaited: world.claim !== null && world.claim.invoke === machine.children.claim,
   });
@@ -336,6 +342,8 @@ function stateKey(snapshot: ModelSnapshot): string {
     failures: Math.min(c.failures, backoffSteps),
     pending: world.pending,
     held: world.held,
+    // Read only by a drain's guard (a drain claims before it first reads it).
+    endedSinceClaim: machine.matches('draining') && world.endedSinceClaim,
     releasing: world.releaseBatches,
     claim: world.claim && [world.claim.limit, world.claim.invoke === machine.children.claim],
     reap: world.reapInFlight,

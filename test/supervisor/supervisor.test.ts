@@ -156,6 +156,64 @@ describe('supervisor: running jobs end to end', () => {
   });
 });
 
+describe('supervisor: drain', () => {
+  it('runs what an attempt made due while a claim was on its way (the claim read the store before the write)', async () => {
+    const clock = createTestClock();
+    const inner = memoryStore({ clock });
+    // The first claim sent after the handler ended reads the store before the attempt's
+    // outcome is written (a retry due at once), and answers only after that write: the
+    // order two connections can give on a real database.
+    let handlerEnded = false;
+    let raced = false;
+    const raceRead = deferred<void>();
+    const written = deferred<void>();
+    const store = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'claimJobs') {
+          return async (params: Parameters<MemoryStore['claimJobs']>[0]) => {
+            const racing = handlerEnded && !raced;
+            if (racing) raced = true;
+            const jobs = await target.claimJobs(params);
+            if (racing) {
+              raceRead.resolve();
+              await written.promise;
+            }
+            return jobs;
+          };
+        }
+        if (prop === 'setStatesIfRunning') {
+          return async (params: Parameters<MemoryStore['setStatesIfRunning']>[0]) => {
+            await raceRead.promise;
+            const answer = await target.setStatesIfRunning(params);
+            written.resolve();
+            return answer;
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const attempts: number[] = [];
+    const queue = defineQueue('work', {
+      maxAttempts: 2,
+      backoff: () => 0,
+      handlers: {
+        once: async (job: Job) => {
+          attempts.push(job.attempt);
+          handlerEnded = true;
+          if (job.attempt === 1) throw new Error('once');
+        },
+      },
+    });
+    const supervisor = createSupervisor({ store, queues: [queue], clock, workerId: 'w1' });
+    track(supervisor, clock);
+    const { job } = await queue.enqueue(inner, 'once', {});
+    expect(await supervisor.drain()).toBe(2);
+    expect(attempts).toEqual([1, 2]);
+    expect(await inner.getJob({ id: job.id })).toMatchObject({ state: 'completed', attempt: 2 });
+  });
+});
+
 describe('supervisor: deadlines, leases and zombies', () => {
   it('aborts a hung handler at the deadline, frees the slot, and never writes its late result', async () => {
     const hang = deferred<string>();
