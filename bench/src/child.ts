@@ -3,6 +3,7 @@
  * fresh schema, so no system's heap, JIT state or pools colour another's figures.
  */
 import pg from 'pg';
+import { markLatencyPath } from './latency-path.js';
 import { countQueries } from './query-counter.js';
 import type { ChildMessage, RunSpec } from './run-spec.js';
 import { runScenario } from './scenarios.js';
@@ -14,6 +15,7 @@ const send = (message: ChildMessage) =>
   new Promise<void>((resolve) => (process.send ? process.send(message, () => resolve()) : (console.log(JSON.stringify(message)), resolve())));
 
 countQueries(spec.jobvisorRoot);
+if (spec.kind === 'latency') markLatencyPath(spec.jobvisorRoot);
 try {
   const admin = new pg.Client({ connectionString: spec.connectionString });
   await admin.connect();

@@ -430,6 +430,12 @@ function describe(metrics: Record<string, number>): string {
     parts.push(`whole life per job: ${metrics.lifeStatementsPerJob!.toFixed(2)} statements (${metrics.outcomeStatementsPerJob!.toFixed(3)} outcome), Postgres ${fmt(metrics.lifePgCpuPerJobUs!)} µs, disk ${fmt(metrics.lifeDiskBytesPerJob)} B`);
   }
   if (metrics.p50Ms !== undefined) parts.push(`p50 ${metrics.p50Ms.toFixed(1)} ms, p95 ${metrics.p95Ms!.toFixed(1)} ms, p99 ${metrics.p99Ms!.toFixed(1)} ms`);
+  if (metrics.claimRoundTripP50Ms !== undefined) {
+    const ms = (x: number | undefined) => x!.toFixed(2);
+    const split = (kind: 'P50' | 'Tail') =>
+      ['notified', 'wakeToClaim', 'claimRoundTrip', 'answerToStart'].map((part) => ms(metrics[`${part}${kind}Ms`])).join(' + ');
+    parts.push(`split (notified + → claim sent + claim + → start, ms): p50 ${split('P50')}, slowest 2% ${split('Tail')}`);
+  }
   if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
   if (metrics.ticksMissed !== undefined) {
     parts.push(`CPU ${fmt(metrics.idleCpuMsPerS!)} ms/s idle, ${fmt(metrics.tickCpuMsPerS!)} ms/s ticking, loop delay p99 ${fmt(metrics.loopDelayP99Ms!)} ms, ${metrics.ticksMissed} of ${metrics.ticksExpected} ticks missed, lag p99 ${fmt(metrics.tickLagP99Ms!)} ms`);

@@ -14,6 +14,7 @@ import { scheduleLoad } from './schedule-load.js';
 import { steadyLoad } from './steady-load.js';
 import type { RunResult, RunSpec } from './run-spec.js';
 import { queryCount } from './query-counter.js';
+import { newSample, pathSplit, type PathMarks } from './latency-path.js';
 import { openServerWindow } from './server-cost.js';
 import { percentile } from './stats.js';
 import type { BenchSystem } from './systems/system.js';
@@ -157,12 +158,17 @@ async function latency(spec: RunSpec, sys: BenchSystem): Promise<RunResult> {
   });
   await sleep(300);
   const latencies: number[] = [];
+  const split: { t0: number; start: number; marks: PathMarks }[] = [];
   for (let i = 0; i < warmup + samples; i++) {
     const handlerStart = new Promise<number>((resolve) => (started = resolve));
+    const marks = newSample();
     const t0 = performance.now();
     await sys.enqueueOne();
     const at = await withTimeout(handlerStart, 10_000, 'a job to start');
-    if (i >= warmup) latencies.push(at - t0);
+    if (i >= warmup) {
+      latencies.push(at - t0);
+      split.push({ t0, start: at, marks });
+    }
     // Let the completion be written and the worker go idle again.
     await sleep(20);
   }
@@ -174,6 +180,7 @@ async function latency(spec: RunSpec, sys: BenchSystem): Promise<RunResult> {
       p99Ms: percentile(latencies, 99),
       maxMs: Math.max(...latencies),
       meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+      ...pathSplit(split),
     },
   };
 }
