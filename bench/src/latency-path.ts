@@ -9,17 +9,13 @@
  * `claim_jobs` or `claim_fair_jobs`, graphile-worker's `get_job…`). pg-boss polls and sends no
  * notification: its samples carry no marks and its result no split.
  */
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { statementKey } from './query-counter.js';
+import { pgCopies, statementKey } from './query-counter.js';
 
 export interface PathMarks {
   notified?: number;
   claimSent?: number;
   claimAnswered?: number;
 }
-
-type PgModule = { Client: { prototype: { query: (...args: unknown[]) => unknown; emit: (event: string, ...args: unknown[]) => boolean } } };
 
 let marks: PathMarks = {};
 
@@ -30,7 +26,7 @@ export function newSample(): PathMarks {
 }
 
 /** Whether a query's first argument is the system's claim. */
-export function isClaim(arg: unknown): boolean {
+function isClaim(arg: unknown): boolean {
   const key = statementKey(arg);
   if (key === 'claim_jobs' || key === 'claim_fair_jobs') return true;
   const name = typeof arg === 'object' && arg !== null && 'name' in arg ? (arg as { name?: unknown }).name : undefined;
@@ -39,14 +35,7 @@ export function isClaim(arg: unknown): boolean {
 
 /** Wraps every copy of `pg` the systems load (the repo root's and bench/'s). */
 export function markLatencyPath(jobvisorRoot: string): void {
-  const copies = new Set<PgModule>();
-  copies.add(createRequire(import.meta.url)('pg'));
-  try {
-    copies.add(createRequire(join(jobvisorRoot, 'package.json'))('pg'));
-  } catch {
-    // A checkout without its install: jobvisor cannot run there anyway.
-  }
-  for (const pg of copies) {
+  for (const pg of pgCopies(jobvisorRoot)) {
     const proto = pg.Client.prototype;
     const { query, emit } = proto;
     proto.query = function (this: unknown, ...args: unknown[]) {

@@ -21,15 +21,25 @@ export function statementKey(arg: unknown): string {
   return m ? (text.startsWith('prepare ') ? `prepare ${m[1]}` : m[1]!) : 'other';
 }
 
-export function countQueries(jobvisorRoot: string): void {
-  const copies = new Set<{ Client: { prototype: { query: (...args: unknown[]) => unknown } } }>();
+/** `pg` as a system loads it: each copy's Client prototype, to wrap. */
+export interface PgCopy {
+  Client: { prototype: { query: (...args: unknown[]) => unknown; emit: (event: string, ...args: unknown[]) => boolean } };
+}
+
+/** Every copy of `pg` the systems load: bench/'s and the jobvisor checkout's. */
+export function pgCopies(jobvisorRoot: string): Set<PgCopy> {
+  const copies = new Set<PgCopy>();
   copies.add(createRequire(import.meta.url)('pg'));
   try {
     copies.add(createRequire(join(jobvisorRoot, 'package.json'))('pg'));
   } catch {
     // A checkout without its install: jobvisor cannot run there anyway.
   }
-  for (const pg of copies) {
+  return copies;
+}
+
+export function countQueries(jobvisorRoot: string): void {
+  for (const pg of pgCopies(jobvisorRoot)) {
     const proto = pg.Client.prototype;
     const query = proto.query;
     proto.query = function (this: unknown, ...args: unknown[]) {
