@@ -89,6 +89,22 @@ export function describeEnqueueConformance(current: CurrentStore, factory: Store
       expect(await store().getJobEvents({ id: UNKNOWN_ID })).toEqual([]);
     });
 
+    it("gives JSON back with each object's keys in jsonb's order: shorter first, then by their UTF-8 bytes", async () => {
+      // As written, each object's keys are out of that order (é is two bytes: after "zz").
+      const written = { b: 1, é: 2, aa: { zz: 1, a: [{ ab: 1, b: 2 }] }, a: null };
+      const stored = '{"a":null,"b":1,"aa":{"a":[{"b":2,"ab":1}],"zz":1},"é":2}';
+      const traceContext = { tracestate: 'x', traceparent: 'y' };
+      const [result] = await store().enqueueJobs({ jobs: [{ queue: 'q', kind: 'k', payload: written, traceContext, maxAttempts: 3 }] });
+      const id = result!.job.id;
+      expect(JSON.stringify(result!.job.payload)).toBe(stored);
+      expect(JSON.stringify((await getJob(id)).payload)).toBe(stored);
+      expect(JSON.stringify((await getJob(id)).traceContext)).toBe('{"tracestate":"x","traceparent":"y"}');
+      const claimed = await claimOne();
+      expect(JSON.stringify(claimed.payload)).toBe(stored);
+      expect(await setState({ ...lease(claimed), state: 'completed', result: written })).toBe(true);
+      expect(JSON.stringify((await getJob(id)).result)).toBe(stored);
+    });
+
     it('stores {} for a job given no payload (undefined); JSON null stays null', async () => {
       const results = await store().enqueueJobs({
         jobs: [

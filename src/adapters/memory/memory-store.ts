@@ -11,6 +11,7 @@ import { InvalidOptionError, JobEndedError, JobExpired, JobNotFoundError } from 
 import { FINAL_JOB_STATES, systemClock } from '../../types.js';
 import { type ClockSteps, clockSteps } from '../clock-steps.js';
 import { pruneInBatches } from '../prune-batches.js';
+import { inJsonbOrder } from '../jsonb-order.js';
 import { rescueLimit } from '../rescue-limit.js';
 import type { ClaimedJob, Clock, JobErrorInfo, JobEvent, JobRecord, JobState, JobStep } from '../../types.js';
 import type {
@@ -1290,10 +1291,10 @@ function compareStrings(a: string, b: string): number {
 }
 
 /** What a jsonb column gives back: undefined becomes null, undefined fields vanish, Dates
- *  become strings. */
+ *  become strings, and each object's keys come in jsonb's order. */
 function toJson(value: unknown): any {
   const text = JSON.stringify(value);
-  return text === undefined ? null : JSON.parse(text);
+  return text === undefined ? null : inJsonbOrder(JSON.parse(text));
 }
 
 function copyDate(date: Date): Date;

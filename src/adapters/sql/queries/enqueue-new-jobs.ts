@@ -1,6 +1,6 @@
 import type { EnqueueJob, EnqueueResult, SqlClient } from '../../store.js';
 import { insertedJobRecord } from '../job-row.js';
-import { inJsonbOrder } from '../jsonb-order.js';
+import { inJsonbOrder } from '../../jsonb-order.js';
 import type { SqlContext } from '../sql-context.js';
 import type { SqlSchema } from '../sql-schema.js';
 import { defineStatement, NOW } from '../statement.js';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareJsonbKeys, inJsonbOrder } from '../../../src/adapters/sql/jsonb-order.js';
-import { describePostgres, testPool } from '../../support/postgres.js';
-import { assertReplayable } from '../../support/replayable-property.js';
+import { compareJsonbKeys, inJsonbOrder } from '../../src/adapters/jsonb-order.js';
+import { describePostgres, testPool } from '../support/postgres.js';
+import { assertReplayable } from '../support/replayable-property.js';
 
 describe('compareJsonbKeys: jsonb keeps an object\'s keys shorter first, then byte by byte', () => {
   it.each([

@@ -2,7 +2,9 @@
  * A JSON value parsed in Node, with every object's keys in the order PostgreSQL's jsonb keeps
  * them (shorter keys first by their UTF-8 bytes, then byte by byte): the value a read of the
  * stored jsonb would give. A bulk enqueue builds its records from its own input instead of
- * reading each payload back (enqueue-new-jobs.ts), and those records must equal getJob's.
+ * reading each payload back (sql/queries/enqueue-new-jobs.ts), and those records must equal
+ * getJob's; the memory store keeps its JSON values this way too, so that every store gives
+ * back the same value, key for key.
  * Objects already in that order, as most small payloads are, are kept; others are rebuilt.
  * The value must be one of the caller's own (a fresh JSON.parse): it is changed in place.
  */
