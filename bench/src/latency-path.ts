@@ -66,7 +66,8 @@ function parts(s: { t0: number; start: number; marks: Required<PathMarks> }): nu
   return [s.marks.notified - s.t0, s.marks.claimSent - s.marks.notified, s.marks.claimAnswered - s.marks.claimSent, s.start - s.marks.claimAnswered];
 }
 
-const NAMES = ['notified', 'wakeToClaim', 'claimRoundTrip', 'answerToStart'];
+/** The parts' names, in order: each part's metrics are `<name>P50Ms` and `<name>TailMs`. */
+export const PATH_PARTS = ['notified', 'wakeToClaim', 'claimRoundTrip', 'answerToStart'] as const;
 
 /**
  * The samples' split: each part's median in ms (`…P50Ms`), and each part's mean over the
@@ -81,7 +82,7 @@ export function pathSplit(samples: ReadonlyArray<{ t0: number; start: number; ma
   const split = full.map(parts);
   const slowest = [...full].sort((a, b) => b.start - b.t0 - (a.start - a.t0)).slice(0, Math.max(1, Math.round(full.length * 0.02))).map(parts);
   const metrics: Record<string, number> = {};
-  NAMES.forEach((name, i) => {
+  PATH_PARTS.forEach((name, i) => {
     const sorted = split.map((p) => p[i]!).sort((a, b) => a - b);
     metrics[`${name}P50Ms`] = sorted[Math.floor((sorted.length - 1) / 2)]!;
     metrics[`${name}TailMs`] = slowest.reduce((sum, p) => sum + p[i]!, 0) / slowest.length;

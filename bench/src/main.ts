@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summariseProfile } from './cpu-profile.js';
 import { machineInfo, versions, waitForQuiet } from './machine.js';
+import { PATH_PARTS } from './latency-path.js';
 import { type BenchOptions, parseOptions } from './options.js';
 import { PGBENCH_SCRIPT, pgbenchOnce, type PgbenchRun, withPgbenchDatabase } from './pgbench.js';
 import { DURABLE_TITLE, FLOWS_TITLE, SCHEDULES_TITLE, writeKeysSection, writeReport, writeSteadySection } from './report.js';
@@ -433,7 +434,7 @@ function describe(metrics: Record<string, number>): string {
   if (metrics.claimRoundTripP50Ms !== undefined) {
     const ms = (x: number | undefined) => x!.toFixed(2);
     const split = (kind: 'P50' | 'Tail') =>
-      ['notified', 'wakeToClaim', 'claimRoundTrip', 'answerToStart'].map((part) => ms(metrics[`${part}${kind}Ms`])).join(' + ');
+      PATH_PARTS.map((part) => ms(metrics[`${part}${kind}Ms`])).join(' + ');
     parts.push(`split (notified + → claim sent + claim + → start, ms): p50 ${split('P50')}, slowest 2% ${split('Tail')}`);
   }
   if (metrics.jobActorUs !== undefined) parts.push(`job actor alone ${metrics.jobActorUs.toFixed(1)} µs CPU/job, minimal XState actor ${metrics.minimalActorUs!.toFixed(1)} µs`);
