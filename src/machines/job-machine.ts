@@ -42,6 +42,7 @@ import { toJsonData } from '../validation.js';
 import { ContinueAfter } from './continue-after.js';
 import { snoozeDelayMs, toErrorInfo, verdictOf } from './error-info.js';
 import { AttemptHandle, lateBecause, type Suspension } from './attempt-handle.js';
+import { sendIfActive } from './send-if-active.js';
 
 /** What the machine asks of the world; the supervisor provides one per queue, tests fake it. */
 export interface JobPorts {
@@ -177,11 +178,6 @@ function expiredError(expiresAt: Date): JobErrorInfo {
  *  timer that would have given it up had no turn to fire) or after its deadline. */
 export function answeredLate(context: Pick<JobMachineContext, 'ports' | 'policy' | 'leaseValidUntil'>, startedAt: number): boolean {
   return lateBecause(context, startedAt) !== undefined;
-}
-
-/** Answers that arrive after the actor ended (a late handler result) are dropped. */
-function sendIfActive(self: { send(e: JobMachineEvent): void; getSnapshot(): { status: string } }, event: JobMachineEvent) {
-  if (self.getSnapshot().status === 'active') self.send(event);
 }
 
 /** A write state: send the outcome, wait for the store's answer, retry the write if it threw.

@@ -10,8 +10,13 @@
  * flight, so a slot freed while its queue has due jobs is filled in the next claim round, not
  * at the next poll. Job actors and the store only tell (events: slots freed, a wake-up for a
  * queue, the store back); they never call into the decision. A poll or a failed claim's
- * backoff makes every queue worth asking again. Store calls are invoked promises: one per
- * claim round or reaper pass, never per job.
+ * backoff makes every queue worth asking again. Store calls are started by an entry action
+ * and answer the machine with an event of their own (`claim.done` / `claim.error`, `reap.done`
+ * / `reap.error`): one per claim round or reaper pass, never per job. Not invoked promise
+ * actors: spawning an actor per call cost an idle worker about 0.13 ms between hearing an
+ * enqueue and sending its claim (bench/optimisations.md). A state that starts a call is left
+ * only by its answer or by `supervisor.stop`, so an answer is never taken for another call's;
+ * one that comes after the stop finds no transition, or a stopped actor, and is dropped.
  *
  * The poll's timer is also the wake-up for jobs that become due later (a sleep's end, a
  * backoff): waiting lasts until the poll or until the first such job the runtime knows of is
@@ -19,7 +24,8 @@
  * starts the wait again (to the same poll deadline): a job of this process that went to sleep
  * frees its slot, and the wait then counts to its wake-up.
  */
-import { and, assign, fromPromise, not, setup } from 'xstate';
+import { and, assign, not, setup } from 'xstate';
+import { sendIfActive } from '../machines/send-if-active.js';
 
 export interface ClaimRound {
   claimed: number;
@@ -75,17 +81,39 @@ export type SupervisorEvent =
   /** Due jobs may be waiting in `queue` (every queue when absent): an enqueue's notification,
    *  a keyed job finished, the store reachable again. */
   | { type: 'supervisor.wake'; queue?: string }
-  | { type: 'supervisor.slotsFreed' };
+  | { type: 'supervisor.slotsFreed' }
+  /** The answers of the machine's own store calls (startClaim, startReap). */
+  | { type: 'claim.done'; output: ClaimRound }
+  | { type: 'claim.error'; error: unknown }
+  | { type: 'reap.done'; output: number }
+  | { type: 'reap.error'; error: unknown };
+
+type CallAnswer = Extract<SupervisorEvent, { type: `${'claim' | 'reap'}.${string}` }>;
+
+/** Starts a store call; its answer comes back to the machine as `<name>.done` or `<name>.error`
+ *  (a synchronous throw too), unless the actor has ended by then. */
+function startCall<T>(
+  self: { send(event: SupervisorEvent): void; getSnapshot(): { status: string } },
+  name: 'claim' | 'reap',
+  call: () => Promise<T>,
+): void {
+  let answer: Promise<T>;
+  try {
+    answer = call();
+  } catch (error) {
+    answer = Promise.reject(error);
+  }
+  answer.then(
+    (output) => sendIfActive(self, { type: `${name}.done`, output } as CallAnswer),
+    (error: unknown) => sendIfActive(self, { type: `${name}.error`, error } as CallAnswer),
+  );
+}
 
 export const supervisorMachine = setup({
   types: {
     context: {} as SupervisorContext,
     events: {} as SupervisorEvent,
     input: {} as SupervisorMachineInput,
-  },
-  actors: {
-    claim: fromPromise<ClaimRound, SupervisorRuntime>(({ input }) => input.claim()),
-    reap: fromPromise<number, SupervisorRuntime>(({ input }) => input.reap()),
   },
   delays: {
     poll: ({ context }) => context.runtime.msUntilClaim(context.pollIntervalMs),
@@ -99,9 +127,11 @@ export const supervisorMachine = setup({
     wantsClaim: ({ context }) => context.runtime.wantsClaim(),
     busy: ({ context }) => context.runtime.busy(),
     endedSinceClaim: ({ context }) => context.runtime.endedSinceClaim(),
-    claimedSome: ({ event }) => 'output' in event && (event.output as ClaimRound).claimed > 0,
+    claimedSome: ({ event }) => event.type === 'claim.done' && event.output.claimed > 0,
   },
   actions: {
+    startClaim: ({ context, self }) => startCall(self, 'claim', () => context.runtime.claim()),
+    startReap: ({ context, self }) => startCall(self, 'reap', () => context.runtime.reap()),
     noteRound: assign({ failures: 0 }),
     noteWake: ({ context, event }) => context.runtime.noteWork(event.type === 'supervisor.wake' ? event.queue : undefined),
     noteAllWork: ({ context }) => context.runtime.noteWork(),
@@ -137,14 +167,12 @@ export const supervisorMachine = setup({
           initial: 'claiming',
           states: {
             claiming: {
-              invoke: {
-                id: 'claim',
-                src: 'claim',
-                input: ({ context }) => context.runtime,
-                onDone: { target: 'waiting', actions: 'noteRound' },
-                onError: { target: 'backingOff', actions: ['noteClaimFailure', 'reportClaimFailure'] },
+              entry: 'startClaim',
+              on: {
+                'claim.done': { target: 'waiting', actions: 'noteRound' },
+                'claim.error': { target: 'backingOff', actions: ['noteClaimFailure', 'reportClaimFailure'] },
+                'supervisor.wake': { actions: 'noteWake' },
               },
-              on: { 'supervisor.wake': { actions: 'noteWake' } },
             },
             waiting: {
               // Checked on entry (right after a claim) and after every event: a slot freed, a
@@ -168,12 +196,10 @@ export const supervisorMachine = setup({
           initial: 'reaping',
           states: {
             reaping: {
-              invoke: {
-                id: 'reap',
-                src: 'reap',
-                input: ({ context }) => context.runtime,
-                onDone: 'sleeping',
-                onError: { target: 'sleeping', actions: 'reportReapFailure' },
+              entry: 'startReap',
+              on: {
+                'reap.done': 'sleeping',
+                'reap.error': { target: 'sleeping', actions: 'reportReapFailure' },
               },
             },
             sleeping: { after: { reaper: 'reaping' } },
@@ -185,26 +211,21 @@ export const supervisorMachine = setup({
       initial: 'reaping',
       states: {
         reaping: {
-          invoke: {
-            id: 'reap',
-            src: 'reap',
-            input: ({ context }) => context.runtime,
-            onDone: 'claiming',
-            onError: { target: 'backingOff', actions: ['noteClaimFailure', 'reportReapFailure'] },
+          entry: 'startReap',
+          on: {
+            'reap.done': 'claiming',
+            'reap.error': { target: 'backingOff', actions: ['noteClaimFailure', 'reportReapFailure'] },
           },
         },
         claiming: {
           // A drain asks every queue with room each round: it runs whatever is due.
-          entry: 'noteAllWork',
-          invoke: {
-            id: 'claim',
-            src: 'claim',
-            input: ({ context }) => context.runtime,
-            onDone: [
+          entry: ['noteAllWork', 'startClaim'],
+          on: {
+            'claim.done': [
               { guard: and(['claimedSome', 'hasFreeSlots']), target: 'claiming', reenter: true, actions: 'noteRound' },
               { target: 'waitingForJobs', actions: 'noteRound' },
             ],
-            onError: { target: 'backingOff', actions: ['noteClaimFailure', 'reportClaimFailure'] },
+            'claim.error': { target: 'backingOff', actions: ['noteClaimFailure', 'reportClaimFailure'] },
           },
         },
         waitingForJobs: {

@@ -71,8 +71,9 @@ describe('toMachineJson', () => {
     const running = json.states?.running;
     expect(running?.type).toBe('parallel');
     const claiming = running?.states?.claimer?.states?.claiming;
-    expect(claiming?.invoke).toEqual([
-      expect.objectContaining({ id: 'claim', src: 'claim', onError: [expect.objectContaining({ target: ['#supervisor.running.claimer.backingOff'] })] }),
+    expect(claiming?.entry).toEqual(['startClaim']);
+    expect(claiming?.on?.['claim.error']).toEqual([
+      { target: ['#supervisor.running.claimer.backingOff'], actions: ['noteClaimFailure', 'reportClaimFailure'] },
     ]);
     expect(json.states?.draining?.states?.waitingForJobs?.always).toEqual([
       { target: ['#supervisor.draining.claiming'], guard: 'endedSinceClaim && hasFreeSlots' },
@@ -80,6 +81,23 @@ describe('toMachineJson', () => {
     ]);
     expect(json.states?.stopped).toMatchObject({ type: 'final', entry: ['stopped'] });
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+
+  it("puts an invoke's done and error transitions under the invoke, as the config has them", () => {
+    // Neither of jobvisor's machines invokes (their store calls are actions); a user's may.
+    const machine = createMachine({
+      id: 'm',
+      initial: 'loading',
+      states: {
+        loading: { invoke: { id: 'load', src: 'fetchIt', onDone: 'ready', onError: 'failed' } },
+        ready: {},
+        failed: {},
+      },
+    });
+    expect(toMachineJson(machine).states?.loading?.invoke).toEqual([
+      { id: 'load', src: 'fetchIt', onDone: [{ target: ['#m.ready'] }], onError: [{ target: ['#m.failed'] }] },
+    ]);
+    expect(toMermaid(machine)).toContain('  loading --> failed : error load\n');
   });
 
   it('names timers by their delay and leaves out the raise and cancel XState adds for them', () => {

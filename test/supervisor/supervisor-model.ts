@@ -64,9 +64,9 @@ export interface SupervisorWorld {
   /** The releases written together: the jobs one abort told to stop share one batched write,
    *  which the store answers at once for all of them. */
   releaseBatches: number[];
-  /** The store claim in flight: how many it asked for, and the machine's invoke waiting for
-   *  it (gone if the machine moved on). */
-  claim: { limit: number; invoke: unknown } | null;
+  /** The store claim in flight: how many it asked for. The machine waits for its answer while
+   *  it is in a claiming state (it leaves one only by the answer, or by a stop). */
+  claim: { limit: number } | null;
   reapInFlight: boolean;
   /** stop() was called: the real one sends its event once. */
   stopCalled: boolean;
@@ -99,7 +99,7 @@ const WAKE = { type: 'supervisor.wake' } as const;
 /** The world the machine's guards see during a transition. */
 let current: SupervisorWorld;
 
-const never = () => Promise.reject(new Error('the model records invokes; it never runs them'));
+const never = () => Promise.reject(new Error('the model records store calls; it never makes them'));
 /** What a claim started now asks for: the free slots, if the queue may have work. */
 function claimLimit(world: SupervisorWorld): number {
   return world.mayHaveWork ? CONCURRENCY - world.held : 0;
@@ -132,12 +132,16 @@ export const MACHINE_INPUT: Omit<SupervisorMachineInput, 'runtime'> = {
   maxErrorBackoffMs: TIMING.maxErrorBackoffMs,
 };
 
-function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorScope<any, any> {
+/** `onClaim`: the machine started a claim (startClaim). */
+function recorder(world: SupervisorWorld, scope: ActorScope<any, any>, onClaim: () => void = () => {}): ActorScope<any, any> {
   return {
     ...scope,
     actionExecutor: (action) => {
       if (recordTimerAction(world, action)) return;
       switch (action.type) {
+        case 'startClaim':
+          onClaim();
+          break;
         case 'noteWake':
         case 'noteAllWork':
           world.mayHaveWork = true;
@@ -161,23 +165,28 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>): ActorSco
   };
 }
 
-/** Runs the machine on one event: the world sees what it started (a new `claim` child is a
- *  claim made now, for what the planner asks now; with nothing to ask it answers at once,
- *  without the store) and whether a reaper pass waits. */
+/** Runs the machine on one event: the world sees what it started (startClaim is a claim made
+ *  now, for what the planner asks now; with nothing to ask it answers at once, without the
+ *  store) and whether a reaper pass waits. */
 function step(snapshot: SupervisorSnapshot, event: AnyEventObject, world: SupervisorWorld, scope: ActorScope<any, any>): SupervisorSnapshot {
   current = world;
-  const next = supervisorMachine.transition(snapshot, event as never, recorder(world, scope) as never);
-  const invoke = next.children.claim;
-  world.reapInFlight = next.children.reap !== undefined;
-  if (invoke && invoke !== snapshot.children.claim) {
+  let claimed = false;
+  const next = supervisorMachine.transition(snapshot, event as never, recorder(world, scope, () => (claimed = true)) as never);
+  world.reapInFlight = next.matches({ running: { reaper: 'reaping' } }) || next.matches({ draining: 'reaping' });
+  if (claimed) {
     // The claim plans now: what was noted so far is in what it asks.
     world.notedSincePlan = false;
     world.endedSinceClaim = false;
     const limit = claimLimit(world);
-    if (limit === 0) return step(next, { type: 'xstate.done.actor.claim', output: { claimed: 0 } satisfies ClaimRound }, world, scope);
-    world.claim = { limit, invoke };
+    if (limit === 0) return step(next, { type: 'claim.done', output: { claimed: 0 } satisfies ClaimRound }, world, scope);
+    world.claim = { limit };
   }
   return next;
+}
+
+/** The machine waits for the claim in flight: it is in the state that started it. */
+function awaitsClaim(machine: SupervisorSnapshot): boolean {
+  return machine.matches({ running: { claimer: 'claiming' } }) || machine.matches({ draining: 'claiming' });
 }
 
 /** A store call went through: after a failure, the supervisor hears the store is back. */
@@ -192,7 +201,7 @@ function snapshotOf(machine: SupervisorSnapshot, world: SupervisorWorld): ModelS
 }
 
 function reapAnswer(world: SupervisorWorld): AnyEventObject {
-  return world.storeUp ? { type: 'xstate.done.actor.reap', output: 0 } : { type: 'xstate.error.actor.reap', error: STORE_DOWN };
+  return world.storeUp ? { type: 'reap.done', output: 0 } : { type: 'reap.error', error: STORE_DOWN };
 }
 
 /** A reaper pass's answer: the store's news first, then the pass's own. */
@@ -254,14 +263,15 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
       machine = storeAnswered(machine, world, scope);
       world.endedSinceClaim = true;
       return snapshotOf(answerPeriodicReap(step(machine, SLOTS_FREED, world, scope), world, scope), world);
-    } else if (event.type === 'xstate.done.actor.reap' || event.type === 'xstate.error.actor.reap') {
+    } else if (event.type === 'reap.done' || event.type === 'reap.error') {
       return snapshotOf(answerPeriodicReap(answerReap(machine, world, scope), world, scope), world);
-    } else if (event.type === 'xstate.done.actor.claim' || event.type === 'xstate.error.actor.claim') {
+    } else if (event.type === 'claim.done' || event.type === 'claim.error') {
       // The claim settles: the store's news, its jobs held, the queue's work as it answered,
-      // slotsFreed, then the answer reaches the invoke if the machine still waits for it.
-      // The claim is in flight (busy) until its jobs are held.
-      const { invoke, limit } = world.claim!;
-      if (event.type === 'xstate.done.actor.claim') {
+      // slotsFreed, then the answer, which the machine takes if it still waits for it (a
+      // stopping one has no transition for it). The claim is in flight (busy) until its jobs
+      // are held.
+      const { limit } = world.claim!;
+      if (event.type === 'claim.done') {
         machine = storeAnswered(machine, world, scope);
         const { claimed } = event.output as ClaimRound;
         world.pending -= claimed;
@@ -278,7 +288,7 @@ const supervisorModel: ActorLogic<ModelSnapshot, AnyEventObject, undefined> = {
       }
       world.claim = null;
       machine = step(machine, SLOTS_FREED, world, scope);
-      if (machine.children.claim !== invoke) return snapshotOf(answerPeriodicReap(machine, world, scope), world);
+      if (!awaitsClaim(machine)) return snapshotOf(answerPeriodicReap(machine, world, scope), world);
     }
     return snapshotOf(answerPeriodicReap(step(machine, event, world, scope), world, scope), world);
   },
@@ -298,7 +308,7 @@ function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
   events.push({ type: world.storeUp ? 'store.down' : 'store.up' });
   if (world.claim) {
     const output: ClaimRound = { claimed: Math.min(world.pending, world.claim.limit) };
-    events.push(world.storeUp ? { type: 'xstate.done.actor.claim', output } : { type: 'xstate.error.actor.claim', error: STORE_DOWN });
+    events.push(world.storeUp ? { type: 'claim.done', output } : { type: 'claim.error', error: STORE_DOWN });
   }
   // Only a drain's pass waits here: a started supervisor's is answered as it starts.
   if (world.reapInFlight) events.push(reapAnswer(world));
@@ -322,7 +332,7 @@ function situationKey(snapshot: ModelSnapshot): string {
     busy: world.held > 0 || world.claim !== null,
     endedSinceClaim: machine.matches('draining') && world.endedSinceClaim,
     allReleasing: world.releasing === world.held,
-    claimAwaited: world.claim !== null && world.claim.invoke === machine.children.claim,
+    claimAwaited: world.claim !== null && awaitsClaim(machine),
   });
 }
 
@@ -345,7 +355,7 @@ function stateKey(snapshot: ModelSnapshot): string {
     // Read only by a drain's guard (a drain claims before it first reads it).
     endedSinceClaim: machine.matches('draining') && world.endedSinceClaim,
     releasing: world.releaseBatches,
-    claim: world.claim && [world.claim.limit, world.claim.invoke === machine.children.claim],
+    claim: world.claim && [world.claim.limit, awaitsClaim(machine)],
     reap: world.reapInFlight,
     stopCalled: world.stopCalled,
     drained: world.drained > 0,
@@ -361,14 +371,14 @@ function serializeModel(snapshot: ModelSnapshot): string {
 
 function serializeEvent(event: AnyEventObject): string {
   switch (event.type) {
-    case 'xstate.done.actor.claim': {
+    case 'claim.done': {
       return `claim(${(event.output as ClaimRound).claimed})`;
     }
-    case 'xstate.done.actor.reap':
+    case 'reap.done':
       return 'reap';
-    case 'xstate.error.actor.claim':
+    case 'claim.error':
       return 'claim(store down)';
-    case 'xstate.error.actor.reap':
+    case 'reap.error':
       return 'reap(store down)';
     case 'job.finished':
       return `job ${(event as FinishEvent).outcome}`;

@@ -64,7 +64,9 @@ export async function replaySupervisorPath(
     },
     rescueExpiredJobs: async (params) => {
       // A started supervisor's periodic pass is answered at once (see the model); a drain's
-      // waits for the path.
+      // waits for the path. The machine starts a pass as it enters the state, so which state
+      // shows once that transition is over.
+      await null;
       if (supervisor.actor.getSnapshot().matches('draining')) {
         drainReap = { answer: deferred<void>() };
         await drainReap.answer.promise;
@@ -172,8 +174,8 @@ export async function replaySupervisorPath(
         case 'supervisor.stop':
           void supervisor.stop({ graceMs: TIMING.graceMs });
           break;
-        case 'xstate.done.actor.claim':
-        case 'xstate.error.actor.claim': {
+        case 'claim.done':
+        case 'claim.error': {
           const limit = claim!.params.queues[0]!.limit;
           // A supervisor that began to stop gives what the claim brings back at once.
           const stopping = supervisor.actor.getSnapshot().matches('stopping');
@@ -181,8 +183,8 @@ export async function replaySupervisorPath(
           if (storeUp && !stopping) pending -= Math.min(pending, limit);
           break;
         }
-        case 'xstate.done.actor.reap':
-        case 'xstate.error.actor.reap':
+        case 'reap.done':
+        case 'reap.error':
           drainReap!.answer.resolve();
           break;
         case 'job.finished':
