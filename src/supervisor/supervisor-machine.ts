@@ -26,6 +26,7 @@
  */
 import { and, assign, not, setup } from 'xstate';
 import { sendIfActive } from '../machines/send-if-active.js';
+import { promiseOf } from './promise-of.js';
 
 export interface ClaimRound {
   claimed: number;
@@ -97,13 +98,7 @@ function startCall<T>(
   name: 'claim' | 'reap',
   call: () => Promise<T>,
 ): void {
-  let answer: Promise<T>;
-  try {
-    answer = call();
-  } catch (error) {
-    answer = Promise.reject(error);
-  }
-  answer.then(
+  promiseOf(call).then(
     (output) => sendIfActive(self, { type: `${name}.done`, output } as CallAnswer),
     (error: unknown) => sendIfActive(self, { type: `${name}.error`, error } as CallAnswer),
   );

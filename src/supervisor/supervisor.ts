@@ -25,6 +25,7 @@ import { ProgressWriter } from './progress-writer.js';
 import { Reaper } from './reaper.js';
 import { WorkerPresence } from './worker-heartbeat.js';
 import { jobLogLine } from '../telemetry/job-log.js';
+import { promiseOf } from './promise-of.js';
 import { Scheduler } from './scheduler.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
@@ -453,7 +454,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.resolveStopped?.();
     };
     const unsubscribed = unsubscribe
-      ? unsubscribe().catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'))
+      ? promiseOf(unsubscribe).catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'))
       : Promise.resolve();
     const presence = this.presence;
     this.presence = undefined;

@@ -5,6 +5,7 @@
  */
 import type { JobStore, WorkerHeartbeat } from '../adapters/store.js';
 import type { Logger } from '../types.js';
+import { promiseOf } from './promise-of.js';
 import { startTimer, type TimerClock } from './timer.js';
 
 export const WORKER_HEARTBEAT_MS = 10_000;
@@ -31,14 +32,13 @@ export class WorkerPresence {
     this.#cancelTimer?.();
     await this.#inFlight;
     const { workerId } = this.describe();
-    await this.store.removeWorker({ workerId }).catch((error: unknown) => {
+    await promiseOf(() => this.store.removeWorker({ workerId })).catch((error: unknown) => {
       this.logger.warn({ err: error, workerId }, 'could not remove this worker’s row; it is forgotten once long unseen');
     });
   }
 
   #beat(): void {
-    this.#inFlight = this.store
-      .recordWorker({ worker: this.describe() })
+    this.#inFlight = promiseOf(() => this.store.recordWorker({ worker: this.describe() }))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'worker heartbeat failed; trying again at the next'))
       .then(() => {
         if (!this.#stopped) this.#cancelTimer = startTimer(this.clock, this.clock.now() + WORKER_HEARTBEAT_MS, () => this.#beat());

@@ -59,4 +59,34 @@ describe('worker heartbeat', () => {
     await until('the next refused heartbeat logged', () => failures() === 2);
     expect(failures()).toBe(2);
   });
+
+  it('a store that throws instead of returning a promise fails the heartbeat, the removal and the unsubscribe, not the supervisor', async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_: object, msg?: string) => void warnings.push(msg ?? '') };
+    const { clock, store, queue, supervisor } = setup({ handlers: { k: async () => 'ok' } }, { logger });
+    const subscribe = store.subscribe.bind(store);
+    store.subscribe = async (...args: Parameters<typeof store.subscribe>) => {
+      await subscribe(...args);
+      return () => {
+        throw new Error('listener gone');
+      };
+    };
+    store.recordWorker = () => {
+      throw new Error('workers table gone');
+    };
+    store.removeWorker = () => {
+      throw new Error('workers table gone');
+    };
+    const heartbeatFailures = () => warnings.filter((w) => w === 'worker heartbeat failed; trying again at the next').length;
+    await supervisor.start();
+    expect(heartbeatFailures()).toBe(1);
+    const { job } = await queue.enqueue(store, 'k', {});
+    await advance(clock, 100);
+    await until('the job completed', async () => (await store.getJob({ id: job.id }))?.state === 'completed');
+    await advance(clock, WORKER_HEARTBEAT_MS);
+    await until('the next failed heartbeat logged', () => heartbeatFailures() === 2);
+    await supervisor.stop();
+    expect(warnings).toContain('could not remove this worker’s row; it is forgotten once long unseen');
+    expect(warnings).toContain('unsubscribing from store notifications failed');
+  });
 });
