@@ -7,19 +7,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
 import { type ClaimRound, supervisorMachine, type SupervisorRuntime } from '../../src/supervisor/supervisor-machine.js';
+import { deferred, settle } from '../support/sim.js';
 
 const TIMING = { pollIntervalMs: 1_000, reaperIntervalMs: 5_000, errorBackoffMs: 100, maxErrorBackoffMs: 100 };
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 /** A runtime whose claims and reaper passes the test answers; nothing else to claim. */
 function runtime(overrides: Partial<SupervisorRuntime> = {}): SupervisorRuntime {
@@ -48,9 +38,6 @@ function start(rt: SupervisorRuntime) {
   actor.send({ type: 'supervisor.start' });
   return { actor, clock };
 }
-
-/** Lets the calls' answers (promise callbacks) reach the machine. */
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('the supervisor machine’s store calls', () => {
   it('takes a claim that throws before returning a promise as a failed claim: reported, backed off, tried again', async () => {
@@ -101,7 +88,7 @@ describe('the supervisor machine’s store calls', () => {
   });
 
   it('drops a claim’s answer that comes while stopping, and one that comes after it stopped', async () => {
-    const claims: Deferred<ClaimRound>[] = [];
+    const claims: ReturnType<typeof deferred<ClaimRound>>[] = [];
     let busy = true;
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
