@@ -3,7 +3,10 @@
  * supervisor over a store that answers at once (claims hand out fresh rows, every write
  * applies). What is left is the job actor, the supervisor's bookkeeping and the handler call.
  *
- *   npx tsx bench/src/hot-path.ts [--root <checkout>] [--jobs 100000] [--concurrency 50] [--runs 5]
+ *   npx tsx bench/src/hot-path.ts [--root <checkout>] [--jobs 100000] [--concurrency 50] [--runs 5] [--layout single|multi]
+ *
+ * `--layout multi` is the drain's multi-queue layout (bench/src/systems/jobvisor.ts): the busy
+ * queue and `idle-1` share a gate, `idle-2` and `idle-3` have none; only the busy queue has jobs.
  *
  * `--root` loads jobvisor from another checkout (a worktree of an older commit) to compare.
  */
@@ -18,6 +21,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '100000' },
     concurrency: { type: 'string', default: '50' },
     runs: { type: 'string', default: '5' },
+    layout: { type: 'string', default: 'single' },
   },
 });
 const total = Number(values.jobs);
@@ -33,6 +37,7 @@ function instantStore(count: number) {
     async claimJobs({ workerId, queues }: { workerId: string; queues: ReadonlyArray<{ queue: string; limit: number }> }) {
       const jobs = [];
       for (const { queue, limit } of queues) {
+        if (queue !== 'bench') continue;
         for (let i = 0; i < limit && next <= count; i++) {
           const now = new Date();
           jobs.push({
@@ -59,10 +64,18 @@ function instantStore(count: number) {
 }
 
 async function run(): Promise<number> {
-  const queue = api.defineQueue('bench', { concurrency, handlers: { noop: async () => {} } });
+  const handlers = { noop: async () => {} };
+  const multi = values.layout === 'multi';
+  const gate = multi ? { gate: 'shared' } : {};
+  const queues = [api.defineQueue('bench', { concurrency, handlers, ...gate })];
+  if (multi) {
+    queues.push(api.defineQueue('idle-1', { concurrency, handlers, gate: 'shared' }));
+    queues.push(api.defineQueue('idle-2', { concurrency, handlers }), api.defineQueue('idle-3', { concurrency, handlers }));
+  }
   const supervisor = api.createSupervisor({
     store: instantStore(total),
-    queues: [queue],
+    queues,
+    ...(multi && { gates: { shared: concurrency } }),
     logger: { debug() {}, info() {}, warn() {}, error() {} },
   });
   const before = process.cpuUsage();
@@ -79,6 +92,6 @@ for (let i = 0; i < Number(values.runs); i++) samples.push(await run());
 samples.sort((a, b) => a - b);
 const median = samples[Math.floor(samples.length / 2)]!;
 console.log(
-  `${values.root}: ${total} jobs, concurrency ${concurrency}: CPU µs/job median ${median.toFixed(1)} ` +
+  `${values.root}: ${total} jobs, ${values.layout}, concurrency ${concurrency}: CPU µs/job median ${median.toFixed(1)} ` +
     `(runs ${samples.map((s) => s.toFixed(1)).join(', ')})`,
 );
