@@ -27,6 +27,7 @@ import { WorkerPresence } from './worker-heartbeat.js';
 import { jobLogLine } from '../telemetry/job-log.js';
 import { promiseOf } from './promise-of.js';
 import { Scheduler } from './scheduler.js';
+import { startTimer } from './timer.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
 import { type ClaimRound, type SupervisorEvent, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
@@ -109,6 +110,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
    *  round must ask again (a wake-up fired: something may have been early or taken). */
   private dueAskedAt = Number.NEGATIVE_INFINITY;
   private askDue = false;
+  /** A `nextDueIn` not answered yet: no other is asked meanwhile (learnNextDue). */
+  private dueAsked = false;
   private roundEndedAt = 0;
 
   constructor(
@@ -324,7 +327,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     }
     const round = this.claimRound();
     // The round's own promise when there is nothing to ask: no turn of the event loop added.
-    if (!this.started || !(this.askDue || now - this.dueAskedAt >= this.settings.pollIntervalMs)) return round;
+    if (!this.started || this.dueAsked || !(this.askDue || now - this.dueAskedAt >= this.settings.pollIntervalMs)) return round;
     return round.then(async (answer) => {
       await this.learnNextDue(now);
       this.roundEndedAt = this.clock.now();
@@ -382,27 +385,46 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
    * timer fired: `claim`), when the first job of these queues that is not due yet will be,
    * within two poll intervals. Not one timer per sleeping job: one, for the first of them;
    * the next is learnt when it fires or at the next poll.
+   *
+   * The round waits for the answer, so that the wait after it counts to the job, but for a
+   * poll interval at most: a call that never answers must not hold up every claim after it.
+   * Until it has answered no other is asked, and an answer that comes later still sets the
+   * wake-up timer, for the wait after the next event.
    */
-  private async learnNextDue(roundStartedAt: number): Promise<void> {
+  private learnNextDue(roundStartedAt: number): Promise<void> {
     const pollMs = this.settings.pollIntervalMs;
     const now = this.clock.now();
     this.askDue = false;
     this.dueAskedAt = now;
-    try {
+    this.dueAsked = true;
+    const answered = promiseOf(() =>
       // Jobs that came due since this round's claim began count too (as due now): that claim
       // could not have taken them.
-      const dueIn = await this.store.nextDueIn({
+      this.store.nextDueIn({
         queues: [...this.queues.keys()],
         withinMs: Math.min(2 * pollMs, MAX_TIMER_MS),
         sinceMs: now - roundStartedAt,
-      });
+      }),
+    ).then(
       // From when it was asked: the answer took time to come, and a timer early by it only
       // makes a claim that finds nothing and asks again.
-      if (dueIn !== null) this.noteDue(dueIn, now);
-    } catch (error) {
+      (dueIn) => {
+        if (dueIn !== null) this.noteDue(dueIn, now);
+      },
       // The poll still finds the job; a store that is down is the claim's to report.
-      this.logger.debug({ err: error }, 'asking the store for the next due job failed; the poll will find it');
-    }
+      (error: unknown) => this.logger.debug({ err: error }, 'asking the store for the next due job failed; the poll will find it'),
+    );
+    return new Promise<void>((resolve) => {
+      const cancel = startTimer(this.clock, now + pollMs, () => {
+        this.logger.warn({ waitedMs: pollMs }, 'the store has not answered when the next job is due; claims go on by polling');
+        resolve();
+      });
+      void answered.then(() => {
+        this.dueAsked = false;
+        cancel();
+        resolve();
+      });
+    });
   }
 
   /** A job becomes due in `ms`: the wake-up timer is set for it if that is sooner (the wait
