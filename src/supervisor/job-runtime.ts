@@ -135,6 +135,8 @@ export class JobRuntime {
    */
   private readonly jobsParent: AnyActorRef;
   private slotsFreedPending = false;
+  /** The stop gave up on the store (abandon). */
+  private abandoned = false;
   /** Queues whose keyed job's outcome is written: its key is free, so their next job may be claimable. */
   private readonly keysFreed = new Set<string>();
   /** Jobs whose handler called the supervisor's stop(): that stop neither aborts nor waits
@@ -184,6 +186,8 @@ export class JobRuntime {
    *  allow, else held (leased) until a slot frees. `sentAt`: when its claim was sent, by the
    *  supervisor's clock. */
   spawn(job: ClaimedJob, sentAt: number): void {
+    // A claim that answered after the stop gave up on the store: its jobs wait for the reaper.
+    if (this.abandoned) return;
     const run = this.queueRuntime(job.queue);
     const queue = run.queue;
     const { planner, clock } = this.options;
@@ -273,6 +277,15 @@ export class JobRuntime {
     if (!entry || entry.phase === 'done') return false;
     entry.actor.send({ type: 'job.cancel' });
     return true;
+  }
+
+  /** The stop gave up on the store (storeWaitMs): a claim that answers later starts nothing
+   *  (its jobs' rows wait for the reaper), and the job actors still writing are no longer
+   *  waited for. They end when the store answers, or `lost` once their leases lapse; a row
+   *  left `running` goes back when its lease ends. Answers: how many are still writing. */
+  abandon(): number {
+    this.abandoned = true;
+    return this.awaitedByStop;
   }
 
   /** The grace period is over: every job is aborted but those whose handler called stop(). */

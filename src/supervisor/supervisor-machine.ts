@@ -2,7 +2,7 @@
  * The supervisor's own machine: when to claim, when to reap, how to stop.
  *
  *   idle ─start─▶ running { claimer: claiming ⇄ waiting, backingOff │ reaper: reaping ⇄ sleeping }
- *     │                └─stop─▶ stopping { draining ─grace─▶ aborting } ─▶ stopped
+ *     │                └─stop─▶ stopping { draining ─grace─▶ aborting ─storeWait─▶ } ─▶ stopped
  *     └─drain─▶ draining { reaping → claiming ⇄ waitingForJobs } ─▶ idle
  *
  * When: a claim is made whenever the planner wants one (some queue has room and may have
@@ -23,6 +23,11 @@
  * due, whichever is sooner (`msUntilClaim`), so one timer serves them all. A slot freed
  * starts the wait again (to the same poll deadline): a job of this process that went to sleep
  * frees its slot, and the wait then counts to its wake-up.
+ *
+ * Stopping waits for every job and a claim on its way; past the grace period, for the store's
+ * answers (the releases written, the claim) only as long as `storeWaitMs`: a store that never
+ * answers must not hold the process past its shutdown (`giveUp` leaves those jobs' rows to the
+ * reaper).
  */
 import { and, assign, not, setup } from 'xstate';
 import { sendIfActive } from '../machines/send-if-active.js';
@@ -53,6 +58,8 @@ export interface SupervisorRuntime {
    *  jobs whose handler called stop() (they wait for the stop: the runtime ends them after). */
   busy(): boolean;
   abortAll(): void;
+  /** The store has not answered in `storeWaitMs` after the grace period: stop without it. */
+  giveUp(): void;
   /** Stopping: jobs claimed ahead and not started are given back, and none starts. */
   releaseHeld(): void;
   claimFailed(error: unknown, failures: number): void;
@@ -72,13 +79,14 @@ export interface SupervisorMachineInput {
 
 interface SupervisorContext extends SupervisorMachineInput {
   graceMs: number;
+  storeWaitMs: number;
   failures: number;
 }
 
 export type SupervisorEvent =
   | { type: 'supervisor.start' }
   | { type: 'supervisor.drain' }
-  | { type: 'supervisor.stop'; graceMs: number }
+  | { type: 'supervisor.stop'; graceMs: number; storeWaitMs: number }
   /** Due jobs may be waiting in `queue` (every queue when absent): an enqueue's notification,
    *  a keyed job finished, the store reachable again. */
   | { type: 'supervisor.wake'; queue?: string }
@@ -114,6 +122,7 @@ export const supervisorMachine = setup({
     poll: ({ context }) => context.runtime.msUntilClaim(context.pollIntervalMs),
     reaper: ({ context }) => context.reaperIntervalMs,
     grace: ({ context }) => context.graceMs,
+    storeWait: ({ context }) => context.storeWaitMs,
     errorBackoff: ({ context }) =>
       Math.min(context.maxErrorBackoffMs, context.errorBackoffMs * 2 ** Math.max(0, context.failures - 1)),
   },
@@ -134,18 +143,19 @@ export const supervisorMachine = setup({
     reportClaimFailure: ({ context, event }) =>
       context.runtime.claimFailed('error' in event ? event.error : event, context.failures),
     reportReapFailure: ({ context, event }) => context.runtime.reapFailed('error' in event ? event.error : event),
-    setGrace: assign({ graceMs: ({ event }) => (event.type === 'supervisor.stop' ? event.graceMs : 0) }),
+    setStopTimes: assign(({ event }) => (event.type === 'supervisor.stop' ? { graceMs: event.graceMs, storeWaitMs: event.storeWaitMs } : {})),
     abortAll: ({ context }) => context.runtime.abortAll(),
+    giveUp: ({ context }) => context.runtime.giveUp(),
     releaseHeld: ({ context }) => context.runtime.releaseHeld(),
     drained: ({ context }) => context.runtime.drained(),
     stopped: ({ context }) => context.runtime.stopped(),
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ ...input, graceMs: 0, failures: 0 }),
+  context: ({ input }) => ({ ...input, graceMs: 0, storeWaitMs: 0, failures: 0 }),
   initial: 'idle',
   on: {
-    'supervisor.stop': { target: '.stopping', actions: 'setGrace' },
+    'supervisor.stop': { target: '.stopping', actions: 'setStopTimes' },
   },
   states: {
     idle: {
@@ -249,6 +259,7 @@ export const supervisorMachine = setup({
           // A claim still in flight when the grace period ran out brings its jobs later; the
           // runtime sends slotsFreed after every claim, so abort what came.
           on: { 'supervisor.slotsFreed': { actions: 'abortAll' } },
+          after: { storeWait: { target: '#supervisor.stopped', actions: 'giveUp' } },
         },
       },
     },

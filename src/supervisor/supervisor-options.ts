@@ -87,6 +87,11 @@ export interface StopOptions {
   /** How long running jobs may go on after stop() before their handlers are aborted and
    *  their rows released for retry. Default 30,000 ms. */
   graceMs?: number;
+  /** After the grace period, how long stop() waits for the store's answers still due: the
+   *  released jobs' writes, a claim on its way, the worker's row removed. Past it, stop()
+   *  resolves with a warning, and those jobs' rows stay `running` until their leases end,
+   *  when the reaper gives them back. Default 30,000 ms. */
+  storeWaitMs?: number;
 }
 
 export const DEFAULTS = {
@@ -100,6 +105,7 @@ export const DEFAULTS = {
   alertThrottleMs: 3_600_000,
   progressIntervalMs: 1_000,
   graceMs: 30_000,
+  storeWaitMs: 30_000,
 };
 
 export type ResolvedOptions = ReturnType<typeof resolveOptions>;
@@ -143,7 +149,7 @@ export function resolveOptions(options: SupervisorOptions) {
   for (const key of Object.keys(options)) {
     if (OPTION_NAMES.has(key)) continue;
     const hint = QUEUE_OPTION_NAMES.has(key) ? 'is a queue option: give it to defineQueue'
-      : key === 'graceMs' ? 'is an option of stop(): supervisor.stop({ graceMs })'
+      : key === 'graceMs' || key === 'storeWaitMs' ? `is an option of stop(): supervisor.stop({ ${key} })`
       : `is not a supervisor option (they are ${[...OPTION_NAMES].join(', ')})`;
     throw new InvalidOptionError(key, hint);
   }
@@ -202,7 +208,7 @@ export function resolveOptions(options: SupervisorOptions) {
   }
   const concurrency = options.concurrency ?? options.queues.reduce((sum, q) => sum + q.settings.concurrency, 0);
   assertPositiveInt('concurrency', concurrency);
-  const timer = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'prefetchWindowMs' | 'maxPrefetch' | 'alertThrottleMs'>) => {
+  const timer = (key: Exclude<keyof typeof DEFAULTS, 'graceMs' | 'storeWaitMs' | 'prefetchWindowMs' | 'maxPrefetch' | 'alertThrottleMs'>) => {
     const value = options[key] ?? DEFAULTS[key];
     assertTimerMs(key, value);
     return value;

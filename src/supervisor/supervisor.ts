@@ -92,6 +92,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private storeDown = false;
   private started = false;
   private stopPromise: Promise<void> | undefined;
+  /** stop()'s storeWaitMs: how long the stop waits for the store once the grace period is over. */
+  private storeWaitMs: number = DEFAULTS.storeWaitMs;
   private resolveStopped!: () => void;
   /** What stop() answers a handler of ours: every job but those whose handler called it has ended. */
   private othersEnded: Promise<void> | undefined;
@@ -242,9 +244,13 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   stop(options: StopOptions = {}): Promise<void> {
     if (this.stopPromise) return this.stopAsked();
     const graceMs = options.graceMs ?? DEFAULTS.graceMs;
-    if (!(Number.isFinite(graceMs) && graceMs >= 0 && graceMs <= MAX_TIMER_MS)) {
-      return Promise.reject(new InvalidOptionError('graceMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${graceMs}`));
+    const storeWaitMs = options.storeWaitMs ?? DEFAULTS.storeWaitMs;
+    for (const [name, ms] of [['graceMs', graceMs], ['storeWaitMs', storeWaitMs]] as const) {
+      if (!(Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS)) {
+        return Promise.reject(new InvalidOptionError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${ms}`));
+      }
     }
+    this.storeWaitMs = storeWaitMs;
     this.stopPromise = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;
     });
@@ -253,7 +259,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     });
     const promise = this.stopAsked();
     this.scheduler?.stop();
-    this.actor.send({ type: 'supervisor.stop', graceMs });
+    this.actor.send({ type: 'supervisor.stop', graceMs, storeWaitMs });
     return promise;
   }
 
@@ -438,6 +444,14 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     this.jobs.abortAll();
   }
 
+  giveUp(): void {
+    const jobs = this.jobs.abandon();
+    this.logger.warn(
+      { jobs, claimInFlight: this.claimsInFlight > 0, storeWaitMs: this.storeWaitMs },
+      'the store has not answered the stop in time (jobs\' writes, a claim); stopping without it: their rows stay running until their leases end, then the reaper gives them back',
+    );
+  }
+
   releaseHeld(): void {
     this.jobs.releaseHeld();
   }
@@ -480,7 +494,19 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       : Promise.resolve();
     const presence = this.presence;
     this.presence = undefined;
-    void Promise.all([unsubscribed, presence?.stop()]).then(done);
+    // Bounded like the stop's other store calls: a store that never answers must not keep it.
+    let over = false;
+    const finish = () => {
+      if (over) return;
+      over = true;
+      cancel();
+      done();
+    };
+    const cancel = startTimer(this.clock, this.clock.now() + this.storeWaitMs, () => {
+      this.logger.warn({ storeWaitMs: this.storeWaitMs }, 'the store has not answered the unsubscribe or the worker row\'s removal in time; stopped without it');
+      finish();
+    });
+    void Promise.all([unsubscribed, presence?.stop()]).then(finish);
   }
 
   // ── wiring ──────────────────────────────────────────────────────────────────────────────

@@ -67,7 +67,7 @@ describe('toMachineJson', () => {
   it('is shaped like the machine config, with guards and actions by name', () => {
     const json = toMachineJson(MACHINES.supervisor);
     expect(json).toMatchObject({ id: 'supervisor', initial: 'idle' });
-    expect(json.on?.['supervisor.stop']).toEqual([{ target: ['#supervisor.stopping'], actions: ['setGrace'] }]);
+    expect(json.on?.['supervisor.stop']).toEqual([{ target: ['#supervisor.stopping'], actions: ['setStopTimes'] }]);
     const running = json.states?.running;
     expect(running?.type).toBe('parallel');
     const claiming = running?.states?.claimer?.states?.claiming;

@@ -23,6 +23,7 @@ function runtime(overrides: Partial<SupervisorRuntime> = {}): SupervisorRuntime 
     endedSinceClaim: () => false,
     busy: () => false,
     abortAll: () => {},
+    giveUp: () => {},
     releaseHeld: () => {},
     claimFailed: () => {},
     reapFailed: () => {},
@@ -102,7 +103,7 @@ describe('the supervisor machine’s store calls', () => {
         }),
       );
       expect(claims).toHaveLength(1);
-      actor.send({ type: 'supervisor.stop', graceMs: 60_000 });
+      actor.send({ type: 'supervisor.stop', graceMs: 60_000, storeWaitMs: 60_000 });
       claims[0]!.resolve({ claimed: 3 });
       await settle();
       // Still waiting for its jobs to end, not claiming again.
@@ -120,7 +121,7 @@ describe('the supervisor machine’s store calls', () => {
           },
         }),
       ).actor;
-      second.send({ type: 'supervisor.stop', graceMs: 0 });
+      second.send({ type: 'supervisor.stop', graceMs: 0, storeWaitMs: 60_000 });
       expect(second.getSnapshot().status).toBe('done');
       claims[1]!.resolve({ claimed: 1 });
       await settle();

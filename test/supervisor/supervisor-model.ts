@@ -35,7 +35,7 @@ export type SupervisorSnapshot = SnapshotFrom<typeof supervisorMachine>;
 
 /** Small multiples of 100 ms: few distinct distances between timers, so few model states. The
  *  backoff does not double (max = first): how long it waits is not a transition. */
-export const TIMING = { pollIntervalMs: 200, reaperIntervalMs: 300, errorBackoffMs: 100, maxErrorBackoffMs: 100, graceMs: 500 };
+export const TIMING = { pollIntervalMs: 200, reaperIntervalMs: 300, errorBackoffMs: 100, maxErrorBackoffMs: 100, graceMs: 500, storeWaitMs: 300 };
 export const CONCURRENCY = 2;
 
 /** Jobs waiting in the store, at most: enough for a claim that fills some slots, not all. */
@@ -118,6 +118,7 @@ const modelRuntime: SupervisorRuntime = {
   reap: never,
   msUntilClaim: (pollIntervalMs) => pollIntervalMs,
   abortAll: () => {},
+  giveUp: () => {},
   releaseHeld: () => {},
   claimFailed: () => {},
   reapFailed: () => {},
@@ -147,10 +148,13 @@ function recorder(world: SupervisorWorld, scope: ActorScope<any, any>, onClaim: 
           world.mayHaveWork = true;
           world.notedSincePlan = true;
           break;
-        case 'abortAll':
-          if (world.held > world.releasing) world.releaseBatches = [...world.releaseBatches, world.held - world.releasing];
-          world.releasing = world.held;
+        case 'abortAll': {
+          // Jobs given back behind a release batch are not told again: they are writing.
+          const told = world.held - world.behind;
+          if (told > world.releasing) world.releaseBatches = [...world.releaseBatches, told - world.releasing];
+          world.releasing = told;
           break;
+        }
         case 'releaseHeld':
           world.closing = true;
           break;
@@ -302,7 +306,7 @@ function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
   current = world;
   const events: AnyEventObject[] = [];
   if (machine.matches('idle')) events.push({ type: 'supervisor.start' }, { type: 'supervisor.drain' });
-  if (!world.stopCalled) events.push({ type: 'supervisor.stop', graceMs: TIMING.graceMs });
+  if (!world.stopCalled) events.push({ type: 'supervisor.stop', graceMs: TIMING.graceMs, storeWaitMs: TIMING.storeWaitMs });
   // Enqueueing and finishing a job write to the store: not while it is down.
   if (world.storeUp && world.pending < MAX_PENDING) events.push({ type: 'job.enqueued' });
   events.push({ type: world.storeUp ? 'store.down' : 'store.up' });
@@ -312,7 +316,8 @@ function eventsFor(snapshot: ModelSnapshot): AnyEventObject[] {
   }
   // Only a drain's pass waits here: a started supervisor's is answered as it starts.
   if (world.reapInFlight) events.push(reapAnswer(world));
-  if (world.storeUp && world.held > world.releasing) events.push({ type: 'job.finished', outcome: 'completed' } satisfies FinishEvent);
+  // A job given back behind a release batch never ran: it ends with that batch.
+  if (world.storeUp && world.held - world.behind > world.releasing) events.push({ type: 'job.finished', outcome: 'completed' } satisfies FinishEvent);
   if (world.storeUp && world.releasing > 0) events.push({ type: 'job.finished', outcome: 'released' } satisfies FinishEvent);
   // Time moves only to the next timer due, and never onto two at once: which would fire
   // first is the clock's business, not the model's.

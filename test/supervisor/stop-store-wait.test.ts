@@ -1,0 +1,111 @@
+/**
+ * stop() past its grace period waits for the store's answers (the released jobs' writes, a
+ * claim on its way, the worker's row removed) for `storeWaitMs` at most: a store that never
+ * answers must not hold the process past its shutdown. What it gave up on is left to the
+ * reaper, and a claim that answers later starts nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ClaimParams } from '../../src/adapters/store.js';
+import { InvalidOptionError } from '../../src/errors.js';
+import { createSupervisor } from '../../src/supervisor/supervisor.js';
+import { advance, deferred, until } from '../support/sim.js';
+import { supervisorHarness } from './harness.js';
+
+const GRACE_MS = 1_000;
+const STORE_WAIT_MS = 5_000;
+const GAVE_UP = "the store has not answered the stop in time (jobs' writes, a claim); stopping without it: their rows stay running until their leases end, then the reaper gives them back";
+
+describe('supervisor: stop() gives up on a store that does not answer', () => {
+  const { setup } = supervisorHarness();
+
+  function withLog(queueOptions: Parameters<typeof setup>[0]) {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_: object, msg?: string) => void warnings.push(msg ?? '') };
+    return { ...setup(queueOptions, { logger, prefetchWindowMs: 0 }), warnings };
+  }
+
+  /** Calls stop() and drives the clock in steps of 100 ms until it resolves; answers when. */
+  async function stopAndTime(supervisor: { stop(o: object): Promise<void> }, clock: { now(): number }, advanceBy: (ms: number) => Promise<void>) {
+    const began = clock.now();
+    let stoppedAt: number | undefined;
+    void supervisor.stop({ graceMs: GRACE_MS, storeWaitMs: STORE_WAIT_MS }).then(() => (stoppedAt = clock.now()));
+    for (let i = 0; i < 200 && stoppedAt === undefined; i++) await advanceBy(100);
+    return stoppedAt === undefined ? undefined : stoppedAt - began;
+  }
+
+  it('a release the store never answers: stop() resolves after the grace period and storeWaitMs, the row left running', async () => {
+    const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
+    const write = store.setStatesIfRunning.bind(store);
+    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+    const { job } = await queue.enqueue(store, 'k', {});
+    await supervisor.start();
+    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
+    expect(warnings).toContain(GAVE_UP);
+    expect((await store.getJob({ id: job.id }))?.state).toBe('running');
+  });
+
+  it('a claim the store answers only after the stop gave up: its jobs start nothing and stay for the reaper', async () => {
+    let ran = 0;
+    const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: async () => void (ran += 1) } });
+    const claim = store.claimJobs.bind(store);
+    const answer = deferred<void>();
+    let asked = 0;
+    store.claimJobs = async (params: ClaimParams) => {
+      asked += 1;
+      await answer.promise;
+      return claim(params);
+    };
+    await supervisor.start();
+    await until('a claim is on its way', () => asked === 1);
+    const { job } = await queue.enqueue(store, 'k', {});
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
+    expect(warnings).toContain(GAVE_UP);
+    answer.resolve();
+    await until('the late claim took the job', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    await advance(clock, 1_000);
+    expect(ran).toBe(0);
+    expect((await store.getJob({ id: job.id }))?.state).toBe('running');
+  });
+
+  it('a store that answers in time: stop() waits for it, and does not warn', async () => {
+    const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
+    const write = store.setStatesIfRunning.bind(store);
+    // The release is answered 3 s into the store wait.
+    store.setStatesIfRunning = async (params) => {
+      if (params.outcomes.some((o) => o.state === 'released')) {
+        const at = clock.now() + 3_000;
+        await until('3 s passed', () => clock.now() >= at, 100_000);
+      }
+      return write(params);
+    };
+    const { job } = await queue.enqueue(store, 'k', {});
+    await supervisor.start();
+    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    expect(tookMs).toBe(GRACE_MS + 3_000);
+    expect(warnings).toEqual([]);
+    expect((await store.getJob({ id: job.id }))?.state).toBe('retrying');
+  });
+
+  it('a worker row the store never removes: stop() resolves after storeWaitMs', async () => {
+    const { clock, store, supervisor, warnings } = withLog({ handlers: { k: async () => {} } });
+    store.removeWorker = () => new Promise(() => {});
+    await supervisor.start();
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    // Counted from when the machine stopped: with nothing to wait for, within the first step.
+    expect(tookMs).toBeGreaterThanOrEqual(STORE_WAIT_MS);
+    expect(tookMs).toBeLessThanOrEqual(STORE_WAIT_MS + 100);
+    expect(warnings).toContain("the store has not answered the unsubscribe or the worker row's removal in time; stopped without it");
+  });
+
+  it('a storeWaitMs that is not a number of ms is refused, naming it', async () => {
+    const { supervisor } = withLog({ handlers: { k: async () => {} } });
+    await expect(supervisor.stop({ storeWaitMs: -1 })).rejects.toThrow(InvalidOptionError);
+    await expect(supervisor.stop({ storeWaitMs: Number.NaN })).rejects.toThrow(/storeWaitMs/);
+    const { store, queue } = withLog({ handlers: { k: async () => {} } });
+    expect(() => createSupervisor({ store, queues: [queue], storeWaitMs: 10 } as never)).toThrow(/is an option of stop\(\): supervisor\.stop\(\{ storeWaitMs \}\)/);
+  });
+});
