@@ -10,6 +10,7 @@ import { loadWorkerModule } from '../worker-module.js';
 interface WorkerOptions extends ConnectionOptions {
   concurrency?: number;
   grace: number;
+  storeWait: number;
   migrate?: boolean;
   drain?: boolean;
   workerId?: string;
@@ -30,6 +31,11 @@ export function workerCommand(): Command {
     .option('--concurrency <n>', "jobs running at once across all queues (default: the module's, else the sum of the queues')", parsePositiveInteger)
     .addOption(
       new Option('--grace <duration>', 'after a signal, how long running jobs may finish before they are aborted and released for retry')
+        .default(30_000, '30s')
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option('--store-wait <duration>', 'after the grace period, how long the stop waits for the database to answer its last writes before it exits without them (their rows go back when their leases end)')
         .default(30_000, '30s')
         .argParser(parseDuration),
     )
@@ -95,7 +101,7 @@ export function workerCommand(): Command {
           process.once('SIGINT', () => process.exit(EXIT.interrupted));
           process.once('SIGTERM', () => process.exit(EXIT.interrupted));
           logger.info({ signal, graceMs: options.grace }, 'stopping: running jobs may finish within the grace period (a second signal quits at once)');
-          return supervisor.stop({ graceMs: options.grace });
+          return supervisor.stop({ graceMs: options.grace, storeWaitMs: options.storeWait });
         });
         if (options.drain) {
           logger.info({ store: label }, 'draining: running every due job, then exiting');
