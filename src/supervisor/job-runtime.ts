@@ -178,7 +178,8 @@ export class JobRuntime {
 
   /** Calls `then` once every job whose handler called stop() has a final actor: at once if none. */
   afterStopCallers(then: () => void): void {
-    if (this.stopCallers.size === 0) then();
+    // A stop that gave up on the store waits for none: their writes may be what it gave up on.
+    if (this.stopCallers.size === 0 || this.abandoned) then();
     else this.stopCallersGone = then;
   }
 
@@ -280,9 +281,10 @@ export class JobRuntime {
   }
 
   /** The stop gave up on the store (storeWaitMs): a claim that answers later starts nothing
-   *  (its jobs' rows wait for the reaper), and the job actors still writing are no longer
-   *  waited for. They end when the store answers, or `lost` once their leases lapse; a row
-   *  left `running` goes back when its lease ends. Answers: how many are still writing. */
+   *  (its jobs' rows wait for the reaper), and the job actors still writing, and those of
+   *  handlers that called stop(), are no longer waited for. A write in flight may still land;
+   *  none is tried again. A row left `running` goes back when its lease ends. Answers: how
+   *  many are still writing. */
   abandon(): number {
     this.abandoned = true;
     return this.awaitedByStop;
@@ -337,7 +339,10 @@ export class JobRuntime {
       ports: {
         runHandler: (claimed, abort) => this.runHandler(queue, claimed, abort),
         wakeAt: (actor, event, at) => this.wakes.wakeAt(actor, event, at),
-        writeOutcome: this.options.writeOutcome,
+        // After the stop gave up on the store nothing more is sent for the jobs it left: a
+        // write tried again (the store threw) stays unanswered, so no timer of theirs keeps
+        // the process alive and no call reaches a store its owner may have closed.
+        writeOutcome: (outcome) => (this.abandoned ? new Promise<boolean>(() => {}) : this.options.writeOutcome(outcome)),
         // A renewal may report a cancel requested from elsewhere (a lost notification).
         renewLease: (lease) =>
           renew(lease).then((answer) => {

@@ -94,6 +94,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   private stopPromise: Promise<void> | undefined;
   /** stop()'s storeWaitMs: how long the stop waits for the store once the grace period is over. */
   private storeWaitMs: number = DEFAULTS.storeWaitMs;
+  /** When the grace period ended (abortAll), by this clock: the stop's one store wait counts from it. */
+  private storeWaitFrom: number | undefined;
   private resolveStopped!: () => void;
   /** What stop() answers a handler of ours: every job but those whose handler called it has ended. */
   private othersEnded: Promise<void> | undefined;
@@ -441,6 +443,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
   }
 
   abortAll(): void {
+    // The grace period is over: from now the stop waits for the store storeWaitMs at most.
+    this.storeWaitFrom ??= this.clock.now();
     this.jobs.abortAll();
   }
 
@@ -494,7 +498,8 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       : Promise.resolve();
     const presence = this.presence;
     this.presence = undefined;
-    // Bounded like the stop's other store calls: a store that never answers must not keep it.
+    // In the same bound as the stop's other store calls (one wait in all, from the grace
+    // period's end, else from now): a store that never answers must not keep the stop.
     let over = false;
     const finish = () => {
       if (over) return;
@@ -502,7 +507,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       cancel();
       done();
     };
-    const cancel = startTimer(this.clock, this.clock.now() + this.storeWaitMs, () => {
+    const cancel = startTimer(this.clock, (this.storeWaitFrom ?? this.clock.now()) + this.storeWaitMs, () => {
       this.logger.warn({ storeWaitMs: this.storeWaitMs }, 'the store has not answered the unsubscribe or the worker row\'s removal in time; stopped without it');
       finish();
     });

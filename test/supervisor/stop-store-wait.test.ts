@@ -101,6 +101,73 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
     expect(warnings).toContain("the store has not answered the unsubscribe or the worker row's removal in time; stopped without it");
   });
 
+  it('one wait in all: a worker row not removed after releases not answered adds nothing to it', async () => {
+    const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
+    const write = store.setStatesIfRunning.bind(store);
+    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+    store.removeWorker = () => new Promise(() => {});
+    const { job } = await queue.enqueue(store, 'k', {});
+    await supervisor.start();
+    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
+    expect(warnings).toContain(GAVE_UP);
+  });
+
+  it('a handler that called stop() itself is not waited for once the stop gave up: the outer stop() resolves', async () => {
+    let supervisor!: { stop(o?: object): Promise<void> };
+    let innerStopped = false;
+    const harness = withLog({
+      handlers: {
+        long: () => new Promise(() => {}),
+        shutdown: async () => {
+          await supervisor.stop({ graceMs: GRACE_MS, storeWaitMs: STORE_WAIT_MS });
+          innerStopped = true;
+        },
+      },
+      concurrency: 2,
+    });
+    supervisor = harness.supervisor;
+    const { clock, store, queue } = harness;
+    const write = store.setStatesIfRunning.bind(store);
+    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+    const { job: long } = await queue.enqueue(store, 'long', {});
+    await harness.supervisor.start();
+    await until('the long job runs', async () => (await store.getJob({ id: long.id }))?.state === 'running');
+    const began = clock.now();
+    await queue.enqueue(store, 'shutdown', {});
+    await until('the stop from inside began', () => harness.supervisor.actor.getSnapshot().matches('stopping'), 10_000);
+    let outerAt: number | undefined;
+    void supervisor.stop().then(() => (outerAt = clock.now()));
+    for (let i = 0; i < 200 && outerAt === undefined; i++) await advance(clock, 100);
+    expect(innerStopped).toBe(true);
+    expect(outerAt! - began).toBeLessThanOrEqual(GRACE_MS + STORE_WAIT_MS + 100);
+    expect(harness.warnings).toContain(GAVE_UP);
+  });
+
+  it('a release the store throws at: once the stop gave up, it is not tried again', async () => {
+    const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
+    const write = store.setStatesIfRunning.bind(store);
+    let releases = 0;
+    store.setStatesIfRunning = (params) => {
+      if (!params.outcomes.some((o) => o.state === 'released')) return write(params);
+      releases += 1;
+      return Promise.reject(new Error('ECONNRESET'));
+    };
+    const { job } = await queue.enqueue(store, 'k', {});
+    await supervisor.start();
+    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
+    expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
+    expect(warnings).toContain(GAVE_UP);
+    // Tried every writeRetryMs (1 s) while the stop waited; none after it gave up.
+    const tried = releases;
+    expect(tried).toBeGreaterThan(1);
+    await advance(clock, 10_000);
+    expect(releases).toBe(tried);
+    expect((await store.getJob({ id: job.id }))?.state).toBe('running');
+  });
+
   it('a storeWaitMs that is not a number of ms is refused, naming it', async () => {
     const { supervisor } = withLog({ handlers: { k: async () => {} } });
     await expect(supervisor.stop({ storeWaitMs: -1 })).rejects.toThrow(InvalidOptionError);
