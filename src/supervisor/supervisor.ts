@@ -210,10 +210,17 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
     if (this.stopPromise) return;
     if (this.store.capabilities.notifications) {
       try {
-        this.unsubscribe = await this.store.subscribe(
+        const unsubscribe = await this.store.subscribe(
           (queue) => this.tell({ type: 'supervisor.wake', ...(queue === undefined ? {} : { queue }) }),
           (jobId) => this.jobs.cancelHeld(jobId),
         );
+        // A stop that came while the subscription was on its way has closed down already:
+        // this start goes no further, and the subscription just made is ended.
+        if (this.stopPromise) {
+          void promiseOf(unsubscribe).catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'));
+          return;
+        }
+        this.unsubscribe = unsubscribe;
       } catch (error) {
         this.logger.warn({ err: error }, 'cannot subscribe to store notifications; polling only');
       }

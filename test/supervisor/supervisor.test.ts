@@ -635,6 +635,32 @@ describe('supervisor: lifecycle', () => {
     expect((await store.countJobs())).toEqual([{ queue: 'work', state: 'pending', count: 1 }]);
   });
 
+  it('stop() while start() waits for its subscription: the start goes no further, and the subscription is ended', async () => {
+    const { store, queue, supervisor } = setup({ handlers: { j: async () => 'ok' } });
+    const subscribed = deferred<void>();
+    let unsubscribed = 0;
+    const subscribe = store.subscribe.bind(store);
+    store.subscribe = async (...args: Parameters<typeof store.subscribe>) => {
+      const unsubscribe = await subscribe(...args);
+      await subscribed.promise;
+      return async () => {
+        unsubscribed += 1;
+        await unsubscribe();
+      };
+    };
+    await queue.enqueue(store, 'j', {});
+    const starting = supervisor.start();
+    await settle();
+    await supervisor.stop();
+    subscribed.resolve();
+    await starting;
+    await settle();
+    expect(unsubscribed).toBe(1);
+    expect(await store.listWorkers()).toEqual([]);
+    expect(supervisor.actor.getSnapshot().value).toBe('stopped');
+    expect(await store.countJobs()).toEqual([{ queue: 'work', state: 'pending', count: 1 }]);
+  });
+
   it('cancel() aborts a running job held here; it ends cancelled', async () => {
     let signal: AbortSignal | undefined;
     const { store, queue, supervisor } = setup({ handlers: { j: (job: Job) => { signal = job.signal; return new Promise(() => {}); } } });
