@@ -12,7 +12,7 @@ import type { Queue } from '../queue.js';
 import type { Schedule } from '../schedule.js';
 import type { Clock, Logger } from '../types.js';
 import { monotonicClock } from '../types.js';
-import { assertName, assertPositiveInt, assertStorableString, assertTimerMs } from '../validation.js';
+import { assertName, assertPositiveInt, assertStorableString, assertTimerMs, MAX_TIMER_MS } from '../validation.js';
 import type { DeadJobSink } from './alerts.js';
 import { containedLogger } from './contained-logger.js';
 
@@ -132,6 +132,25 @@ function assertFunction(what: string, value: unknown, shape: string): void {
 
 function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
+}
+
+const STOP_OPTION_NAMES = ['graceMs', 'storeWaitMs'] as const;
+
+/** stop()'s options with their defaults; throws InvalidOptionError naming what is wrong. */
+export function resolveStopOptions(options: unknown): Required<StopOptions> {
+  if (options === undefined) options = {};
+  if (!isObject(options)) throw new InvalidOptionError('stop', `takes an object of options ({ graceMs, storeWaitMs }), got ${describe(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!(STOP_OPTION_NAMES as readonly string[]).includes(key)) throw new InvalidOptionError(key, `is not an option of stop() (they are ${STOP_OPTION_NAMES.join(', ')})`);
+  }
+  const resolved = { graceMs: options.graceMs ?? DEFAULTS.graceMs, storeWaitMs: options.storeWaitMs ?? DEFAULTS.storeWaitMs };
+  for (const name of STOP_OPTION_NAMES) {
+    const ms = resolved[name];
+    if (!(typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS)) {
+      throw new InvalidOptionError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${typeof ms === 'number' ? ms : describe(ms)}`);
+    }
+  }
+  return resolved as Required<StopOptions>;
 }
 
 export function resolveOptions(options: SupervisorOptions) {

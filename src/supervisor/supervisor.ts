@@ -29,7 +29,7 @@ import { promiseOf } from './promise-of.js';
 import { Scheduler } from './scheduler.js';
 import { startTimer } from './timer.js';
 import { schedulerMachine } from './scheduler-machine.js';
-import { DEFAULTS, type ResolvedOptions, resolveOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
+import { DEFAULTS, type ResolvedOptions, resolveOptions, resolveStopOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
 import { type ClaimRound, type SupervisorEvent, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
 
 export type { StopOptions, SupervisorClock, SupervisorOptions } from './supervisor-options.js';
@@ -252,12 +252,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
 
   stop(options: StopOptions = {}): Promise<void> {
     if (this.stopPromise) return this.stopAsked();
-    const graceMs = options.graceMs ?? DEFAULTS.graceMs;
-    const storeWaitMs = options.storeWaitMs ?? DEFAULTS.storeWaitMs;
-    for (const [name, ms] of [['graceMs', graceMs], ['storeWaitMs', storeWaitMs]] as const) {
-      if (!(Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS)) {
-        return Promise.reject(new InvalidOptionError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${ms}`));
-      }
+    let graceMs: number;
+    let storeWaitMs: number;
+    try {
+      ({ graceMs, storeWaitMs } = resolveStopOptions(options));
+    } catch (error) {
+      return Promise.reject(error);
     }
     this.storeWaitMs = storeWaitMs;
     this.stopPromise = new Promise<void>((resolve) => {

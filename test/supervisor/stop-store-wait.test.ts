@@ -168,10 +168,16 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
     expect((await store.getJob({ id: job.id }))?.state).toBe('running');
   });
 
-  it('a storeWaitMs that is not a number of ms is refused, naming it', async () => {
+  it('a storeWaitMs that is not a number of ms is refused, naming it, and so is what is not an option of stop()', async () => {
     const { supervisor } = withLog({ handlers: { k: async () => {} } });
     await expect(supervisor.stop({ storeWaitMs: -1 })).rejects.toThrow(InvalidOptionError);
     await expect(supervisor.stop({ storeWaitMs: Number.NaN })).rejects.toThrow(/storeWaitMs/);
+    await expect(supervisor.stop({ storeWaitMs: '300' } as never)).rejects.toThrow('storeWaitMs: must be a number of ms from 0 to 2147483647, got "300"');
+    await expect(supervisor.stop({ storeWait: 10 } as never)).rejects.toThrow('storeWait: is not an option of stop() (they are graceMs, storeWaitMs)');
+    await expect(supervisor.stop(null as never)).rejects.toThrow('stop: takes an object of options ({ graceMs, storeWaitMs }), got null');
+    await expect(supervisor.stop(5 as never)).rejects.toThrow(/got number/);
+    // None of them stopped it.
+    expect(supervisor.actor.getSnapshot().value).toBe('idle');
     const { store, queue } = withLog({ handlers: { k: async () => {} } });
     expect(() => createSupervisor({ store, queues: [queue], storeWaitMs: 10 } as never)).toThrow(/is an option of stop\(\): supervisor\.stop\(\{ storeWaitMs \}\)/);
   });
