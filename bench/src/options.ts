@@ -116,6 +116,8 @@ export const USAGE = `usage: npm run bench -- [options]      (from the repo root
   --steady a,b            the steady scenario's shapes: ${STEADY_SHAPES.join(',')} (default all)
   --steady-seconds S      seconds measured per steady rate shape (default 30; --quick 10)
   --steady-warmup S       seconds at the rate before they are measured (default 5; --quick 3)
+  --latency-samples N     enqueue → start samples per latency run (default 200; --quick 50): more
+                          samples read the p99 with less spread (not a full run then)
   --jobvisor-root DIR     benchmark the src/ of another checkout (e.g. a git worktree); give it
                           twice (or DIR1,DIR2) to run them side by side as jobvisor@<commit>
   --database URL          default $DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
@@ -139,6 +141,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       steady: { type: 'string' },
       'steady-seconds': { type: 'string' },
       'steady-warmup': { type: 'string' },
+      'latency-samples': { type: 'string' },
       'jobvisor-root': { type: 'string', multiple: true },
       database: { type: 'string' },
       'quiet-wait': { type: 'string' },
@@ -180,6 +183,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
     values.systems === undefined &&
     values.scenarios === undefined &&
     values.concurrency === undefined &&
+    values['latency-samples'] === undefined &&
     jobvisorRoots.length === 1 &&
     runs >= 3;
   return {
@@ -192,6 +196,7 @@ export function parseOptions(argv: string[], benchDir: string): BenchOptions {
       ...sizes,
       steadySeconds: Math.max(1, positiveInt(values['steady-seconds'], sizes.steadySeconds, '--steady-seconds')),
       steadyWarmupS: positiveInt(values['steady-warmup'], sizes.steadyWarmupS, '--steady-warmup'),
+      latencySamples: Math.max(1, positiveInt(values['latency-samples'], sizes.latencySamples, '--latency-samples')),
     },
     connectionString: values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     jobvisorRoots,
