@@ -7,13 +7,29 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimParams } from '../../src/adapters/store.js';
 import { InvalidOptionError } from '../../src/errors.js';
-import { createSupervisor } from '../../src/supervisor/supervisor.js';
+import type { MemoryStore } from '../../src/adapters/memory/index.js';
+import type { Queue } from '../../src/index.js';
+import { createSupervisor, type Supervisor } from '../../src/supervisor/supervisor.js';
 import { advance, deferred, until } from '../support/sim.js';
 import { supervisorHarness } from './harness.js';
 
 const GRACE_MS = 1_000;
 const STORE_WAIT_MS = 5_000;
 const GAVE_UP = "the store has not answered the stop in time (jobs' writes, a claim); stopping without it: their rows stay running until their leases end, then the reaper gives them back";
+
+/** The writes that release stop()'s aborted jobs are never answered. */
+function hangReleases(store: MemoryStore): void {
+  const write = store.setStatesIfRunning.bind(store);
+  store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+}
+
+/** Enqueues a job of kind `k`, starts the supervisor, and resolves with the job once it runs. */
+async function startRunning(store: MemoryStore, queue: Queue<any>, supervisor: Supervisor): Promise<{ id: string }> {
+  const { job } = await queue.enqueue(store, 'k', {});
+  await supervisor.start();
+  await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+  return job;
+}
 
 describe('supervisor: stop() gives up on a store that does not answer', () => {
   const { setup } = supervisorHarness();
@@ -35,11 +51,8 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
 
   it('a release the store never answers: stop() resolves after the grace period and storeWaitMs, the row left running', async () => {
     const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
-    const write = store.setStatesIfRunning.bind(store);
-    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
-    const { job } = await queue.enqueue(store, 'k', {});
-    await supervisor.start();
-    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    hangReleases(store);
+    const job = await startRunning(store, queue, supervisor);
     const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
     expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
     expect(warnings).toContain(GAVE_UP);
@@ -81,9 +94,7 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
       }
       return write(params);
     };
-    const { job } = await queue.enqueue(store, 'k', {});
-    await supervisor.start();
-    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const job = await startRunning(store, queue, supervisor);
     const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
     expect(tookMs).toBe(GRACE_MS + 3_000);
     expect(warnings).toEqual([]);
@@ -103,12 +114,9 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
 
   it('one wait in all: a worker row not removed after releases not answered adds nothing to it', async () => {
     const { clock, store, queue, supervisor, warnings } = withLog({ handlers: { k: () => new Promise(() => {}) } });
-    const write = store.setStatesIfRunning.bind(store);
-    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+    hangReleases(store);
     store.removeWorker = () => new Promise(() => {});
-    const { job } = await queue.enqueue(store, 'k', {});
-    await supervisor.start();
-    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const job = await startRunning(store, queue, supervisor);
     const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
     expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
     expect(warnings).toContain(GAVE_UP);
@@ -129,8 +137,7 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
     });
     supervisor = harness.supervisor;
     const { clock, store, queue } = harness;
-    const write = store.setStatesIfRunning.bind(store);
-    store.setStatesIfRunning = (params) => (params.outcomes.some((o) => o.state === 'released') ? new Promise(() => {}) : write(params));
+    hangReleases(store);
     const { job: long } = await queue.enqueue(store, 'long', {});
     await harness.supervisor.start();
     await until('the long job runs', async () => (await store.getJob({ id: long.id }))?.state === 'running');
@@ -154,9 +161,7 @@ describe('supervisor: stop() gives up on a store that does not answer', () => {
       releases += 1;
       return Promise.reject(new Error('ECONNRESET'));
     };
-    const { job } = await queue.enqueue(store, 'k', {});
-    await supervisor.start();
-    await until('the job runs', async () => (await store.getJob({ id: job.id }))?.state === 'running');
+    const job = await startRunning(store, queue, supervisor);
     const tookMs = await stopAndTime(supervisor, clock, (ms) => advance(clock, ms));
     expect(tookMs).toBe(GRACE_MS + STORE_WAIT_MS);
     expect(warnings).toContain(GAVE_UP);
