@@ -27,7 +27,7 @@ import { WorkerPresence } from './worker-heartbeat.js';
 import { jobLogLine } from '../telemetry/job-log.js';
 import { promiseOf } from './promise-of.js';
 import { Scheduler } from './scheduler.js';
-import { startTimer } from './timer.js';
+import { waitUntil } from './timer.js';
 import { schedulerMachine } from './scheduler-machine.js';
 import { DEFAULTS, type ResolvedOptions, resolveOptions, resolveStopOptions, type StopOptions, type SupervisorClock, type SupervisorOptions } from './supervisor-options.js';
 import { type ClaimRound, type SupervisorEvent, type SupervisorRuntime, supervisorMachine } from './supervisor-machine.js';
@@ -217,7 +217,7 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
         // A stop that came while the subscription was on its way has closed down already:
         // this start goes no further, and the subscription just made is ended.
         if (this.stopPromise) {
-          void promiseOf(unsubscribe).catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'));
+          void this.endSubscription(unsubscribe);
           return;
         }
         this.unsubscribe = unsubscribe;
@@ -428,18 +428,12 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       },
       // The poll still finds the job; a store that is down is the claim's to report.
       (error: unknown) => this.logger.debug({ err: error }, 'asking the store for the next due job failed; the poll will find it'),
-    );
-    return new Promise<void>((resolve) => {
-      const cancel = startTimer(this.clock, now + pollMs, () => {
-        this.logger.warn({ waitedMs: pollMs }, 'the store has not answered when the next job is due; claims go on by polling');
-        resolve();
-      });
-      void answered.then(() => {
-        this.dueAsked = false;
-        cancel();
-        resolve();
-      });
+    ).finally(() => {
+      this.dueAsked = false;
     });
+    return waitUntil(this.clock, now + pollMs, answered, () =>
+      this.logger.warn({ waitedMs: pollMs }, 'the store has not answered when the next job is due; claims go on by polling'),
+    );
   }
 
   /** A job becomes due in `ms`: the wake-up timer is set for it if that is sooner (the wait
@@ -500,25 +494,19 @@ class SupervisorImpl implements Supervisor, SupervisorRuntime {
       this.drained();
       this.resolveStopped?.();
     };
-    const unsubscribed = unsubscribe
-      ? promiseOf(unsubscribe).catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'))
-      : Promise.resolve();
     const presence = this.presence;
     this.presence = undefined;
     // In the same bound as the stop's other store calls (one wait in all, from the grace
     // period's end, else from now): a store that never answers must not keep the stop.
-    let over = false;
-    const finish = () => {
-      if (over) return;
-      over = true;
-      cancel();
-      done();
-    };
-    const cancel = startTimer(this.clock, (this.storeWaitFrom ?? this.clock.now()) + this.storeWaitMs, () => {
-      this.logger.warn({ storeWaitMs: this.storeWaitMs }, 'the store has not answered the unsubscribe or the worker row\'s removal in time; stopped without it');
-      finish();
-    });
-    void Promise.all([unsubscribed, presence?.stop()]).then(finish);
+    void waitUntil(this.clock, (this.storeWaitFrom ?? this.clock.now()) + this.storeWaitMs, Promise.all([this.endSubscription(unsubscribe), presence?.stop()]), () =>
+      this.logger.warn({ storeWaitMs: this.storeWaitMs }, 'the store has not answered the unsubscribe or the worker row\'s removal in time; stopped without it'),
+    ).then(done);
+  }
+
+  /** Ends a subscription to the store's notifications; a failure is logged, never thrown. */
+  private endSubscription(unsubscribe: Unsubscribe | undefined): Promise<void> {
+    if (!unsubscribe) return Promise.resolve();
+    return promiseOf(unsubscribe).catch((error: unknown) => this.logger.warn({ err: error }, 'unsubscribing from store notifications failed'));
   }
 
   // ── wiring ──────────────────────────────────────────────────────────────────────────────

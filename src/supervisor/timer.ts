@@ -22,3 +22,20 @@ export function startTimer(clock: TimerClock, at: number, fn: () => void): () =>
   wait();
   return () => clear(id);
 }
+
+/** Resolves once `answer` has settled, or once the clock reaches `at`, whichever comes first;
+ *  `late` is called in the second case. For a store call that must not hold its caller up for
+ *  good: the call goes on, unwaited for. */
+export function waitUntil(clock: TimerClock, at: number, answer: Promise<unknown>, late: () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const cancel = startTimer(clock, at, () => {
+      late();
+      resolve();
+    });
+    const settled = () => {
+      cancel();
+      resolve();
+    };
+    answer.then(settled, settled);
+  });
+}
